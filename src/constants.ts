@@ -1,0 +1,78 @@
+/**
+ * Fixed numbers and names of the gateway's public contract (SPEC.md) and its defaults.
+ * Wire values live here once, as `as const` objects, so no module spells them itself.
+ */
+
+/** The gateway's own version, reported by `/health`, `get_info` and the CLI. */
+export const GATEWAY_VERSION = "0.1.0";
+
+/** Version string reported as `deltachat_core_version`: the Delta Chat wire protocol we speak. */
+export const CORE_COMPAT_VERSION =
+  "edge-gateway-0.1.0 (chatmail wire format, Delta Chat 2.x compatible)";
+
+/** The only account a daemon owns (SPEC §1). */
+export const ACCOUNT_ID = 1;
+
+export const DEFAULT_PORT = 7200;
+export const DEFAULT_HOST = "0.0.0.0";
+export const DEFAULT_DATA_DIR = "/var/lib/privitty";
+export const DEFAULT_RELAY = "nine.testrun.org";
+export const DEFAULT_URL = "http://127.0.0.1:7200";
+
+/** SSE keepalive interval (SPEC §6, §8). */
+export const SSE_PING_MS = 15_000;
+
+/** Special contact ids (Delta Chat numbering). */
+export const ContactId = { SELF: 1, INFO: 2, DEVICE: 5, LAST_SPECIAL: 9 } as const;
+
+/** Message states as the SPEC numbers them; 16 (seen) is our extension for incoming read messages. */
+export const MessageState = {
+  FRESH: 1,
+  PENDING: 10,
+  SEEN: 16,
+  FAILED: 24,
+  DELIVERED_TO_SERVER: 20,
+  DELIVERED_TO_DEVICE: 26,
+  READ: 28,
+} as const;
+export type MessageState = typeof MessageState[keyof typeof MessageState];
+
+/** Chat types as the SPEC numbers them. */
+export const ChatType = { SINGLE: 100, GROUP: 120, BROADCAST: 130 } as const;
+export type ChatType = typeof ChatType[keyof typeof ChatType];
+
+/** Connectivity levels (SPEC §3): 0 not configured, then Delta Chat's bands. */
+export const Connectivity = {
+  NOT_CONFIGURED: 0,
+  NOT_CONNECTED: 1000,
+  CONNECTING: 2000,
+  WORKING: 3000,
+  CONNECTED: 4000,
+} as const;
+
+/** JSON-RPC error codes used by the gateway (JSON-RPC 2.0 standard ones, plus ours). */
+export const RpcCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  LICENSE_REQUIRED: -32001,
+  /** Application errors, Delta Chat convention. */
+  APPLICATION: -1,
+} as const;
+
+/** License status values (SPEC §3). */
+export const LicenseStatus = { NO_LICENSE: "no_license", ACTIVE: "active" } as const;
+
+/** Names of files and directories inside the data directory. */
+export const DataDirLayout = {
+  ACCOUNTS_DIR: "accounts",
+  ACCOUNTS_INDEX: "accounts/accounts.json",
+  LOCK_FILE: "gateway.lock",
+  LICENSE_FILE: "license.json",
+  DATABASE: "accounts/1/gateway.db",
+  BLOB_DIR: "accounts/1/blobs",
+  FILES_DIR: "files",
+  MACHINE_ID: "machine-id",
+} as const;

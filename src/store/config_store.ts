@@ -1,0 +1,40 @@
+/** Key/value account settings (address, credentials, server parameters, display name). */
+import type { Db } from "./db.ts";
+
+/** Known configuration keys. Credentials stay in the database and are never logged. */
+export const ConfigKey = {
+  ADDR: "addr",
+  MAIL_PASSWORD: "mail_pw",
+  DISPLAY_NAME: "displayname",
+  SERVER_PARAMS: "server_params",
+  CONFIGURED_AT: "configured_at",
+} as const;
+export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
+
+/** Reads and writes rows of the `config` table. */
+export class ConfigStore {
+  constructor(private readonly db: Db) {}
+
+  get(key: ConfigKey): string | undefined {
+    return this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)?.value;
+  }
+
+  set(key: ConfigKey, value: string): void {
+    this.db.run(
+      "INSERT INTO config (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      key,
+      value,
+    );
+  }
+
+  /** Stores a JSON value. */
+  setJson(key: ConfigKey, value: unknown): void {
+    this.set(key, JSON.stringify(value));
+  }
+
+  /** Reads a JSON value, or undefined when absent. */
+  getJson<T>(key: ConfigKey): T | undefined {
+    const raw = this.get(key);
+    return raw === undefined ? undefined : JSON.parse(raw) as T;
+  }
+}
