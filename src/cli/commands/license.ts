@@ -1,0 +1,85 @@
+/** `license status|activate <url>|sync|deactivate`: the license RPC methods of the gateway. */
+import { ACCOUNT_ID } from "../../constants.ts";
+import { UsageError } from "../args.ts";
+import type { Command, CommandContext, CommandForm } from "../command.ts";
+import { scalarText } from "../output.ts";
+
+const FORMS: readonly CommandForm[] = [
+  {
+    usage: "license status",
+    http: "POST /rpc license_status [1]",
+    summary: "show the license status (no_license when none is installed)",
+  },
+  {
+    usage: "license activate <url>",
+    http: 'POST /rpc license_activate [1,"<url>"]',
+    summary: "activate a license from its delivery URL",
+  },
+  { usage: "license sync", http: "POST /rpc license_sync [1]", summary: "refresh the license" },
+  {
+    usage: "license deactivate",
+    http: "POST /rpc license_deactivate [1]",
+    summary: "deactivate the license on this device",
+  },
+];
+
+async function run(ctx: CommandContext): Promise<number> {
+  const [action, url] = ctx.positionals;
+  const expectArgs = (n: number) => {
+    if (ctx.positionals.length - 1 !== n) {
+      const form = FORMS.find((f) => f.usage.split(" ")[1] === action);
+      throw new UsageError(`wrong number of arguments; usage: ${form?.usage}`, "license");
+    }
+  };
+  let result: unknown;
+  switch (action) {
+    case "status":
+      expectArgs(0);
+      result = await ctx.rpc.call("license_status", [ACCOUNT_ID]);
+      return await printStatus(ctx, result);
+    case "activate":
+      if (url === undefined) throw new UsageError("license activate needs a <url>", "license");
+      expectArgs(1);
+      result = await ctx.rpc.call("license_activate", [ACCOUNT_ID, url]);
+      break;
+    case "sync":
+      expectArgs(0);
+      result = await ctx.rpc.call("license_sync", [ACCOUNT_ID]);
+      break;
+    case "deactivate":
+      expectArgs(0);
+      result = await ctx.rpc.call("license_deactivate", [ACCOUNT_ID]);
+      break;
+    default:
+      throw new UsageError(
+        `unknown license action '${action}' (expected status, activate <url>, sync or deactivate)`,
+        "license",
+      );
+  }
+  await ctx.out.result(result, (v) => ctx.out.value(v));
+  return 0;
+}
+
+async function printStatus(ctx: CommandContext, result: unknown): Promise<number> {
+  await ctx.out.result(result, async (v) => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return await ctx.out.value(v);
+    const record = v as Record<string, unknown>;
+    const keys = Object.keys(record).sort((a, b) =>
+      a === "status" ? -1 : b === "status" ? 1 : a < b ? -1 : a > b ? 1 : 0
+    );
+    await ctx.out.keyValues(keys.map((k) => [k, scalarText(record[k])]));
+  });
+  return 0;
+}
+
+/** The `license` command. */
+export const license: Command = {
+  name: "license",
+  usage: "license status|activate <url>|sync|deactivate",
+  summary: "show, activate, sync or deactivate the license",
+  http: 'POST /rpc license_status [1] | license_activate [1,"<url>"] | license_sync [1] | ' +
+    "license_deactivate [1]",
+  args: { min: 1, max: 2 },
+  forms: FORMS,
+  run,
+};

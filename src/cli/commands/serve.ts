@@ -1,0 +1,15 @@
+/**
+ * `serve`: listed in the command table for help and the README only; main.ts runs the daemon
+ * itself, so this entry has no `run`.
+ */
+import type { Command } from "../command.ts";
+
+/** The `serve` command (run by main.ts, not by the CLI). */
+export const serve: Command = {
+  name: "serve",
+  usage: "serve [--port P] [--host H] [--data-dir D] [--cors]",
+  summary: "run the gateway daemon (the default when no command is given)",
+  http: "serves POST /rpc, GET /events, GET /health, POST /auth, GET /stream/:msg_id",
+  details: "Run 'edge-gateway serve --help' for the daemon's options and environment.",
+  args: { min: 0, max: Infinity },
+};
