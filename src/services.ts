@@ -17,6 +17,8 @@ export interface LicenseSource {
   /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
   status(): string;
   isActive(): boolean;
+  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
+  describe?(): Record<string, string | number | null>;
 }
 
 /** What RPC handlers and routes may use. */

@@ -1,0 +1,46 @@
+/**
+ * `GET /health`: the liveness probe. It answers 200 from a cheap in-memory report (no database,
+ * network or file I/O), so orchestrator probes never queue behind real work (SPEC §4).
+ */
+import type { Context } from "hono";
+import { GATEWAY_VERSION } from "../constants.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { Services } from "../services.ts";
+import { ConfigKey } from "../store/mod.ts";
+
+/** The `/health` body. */
+export interface HealthReport {
+  readonly status: "ok";
+  /** Connectivity level (SPEC §3). */
+  readonly connectivity: number;
+  readonly version: string;
+  /** Seconds since the daemon started serving. */
+  readonly uptime_s: number;
+  /** The account address, once provisioned. */
+  readonly addr?: string;
+  /** Open `/events` streams; the route fills it in. */
+  readonly sse_clients?: number;
+}
+
+/**
+ * A `health()` callback over the services: the address is read once, here (it is fixed after
+ * provisioning), so each probe touches memory only.
+ */
+export function serviceHealth(services: Services): () => HealthReport {
+  const addr = services.store.config.get(ConfigKey.ADDR);
+  return () => ({
+    status: "ok",
+    connectivity: services.connectivity.level(),
+    version: GATEWAY_VERSION,
+    uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
+    ...(addr === undefined ? {} : { addr }),
+  });
+}
+
+/** Builds the `/health` handler. */
+export function healthHandler(health: () => HealthReport, bus: EventBus) {
+  return (c: Context): Response =>
+    c.json({ ...health(), sse_clients: bus.subscriberCount }, 200, {
+      "Cache-Control": "no-store",
+    });
+}

@@ -1,0 +1,135 @@
+/**
+ * Viewer routes (SPEC §5): `POST /auth` binds the single viewer session; `GET /stream/:msg_id`,
+ * behind one bearer-token middleware, streams decrypted plaintext with a sniffed Content-Type.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { EventSink } from "../events/types.ts";
+import { logger } from "../log.ts";
+import { ViewerAuthError, type ViewerSessions } from "../viewer/session.ts";
+import {
+  DecryptError,
+  type ProtectedFile,
+  type SniffedStream,
+  sniffStream,
+  type ViewerDeps,
+} from "../viewer/stream.ts";
+import { readLimitedBody } from "./body.ts";
+
+const log = logger("viewer");
+
+/** Largest `/auth` body read (it only carries a fingerprint). */
+export const MAX_AUTH_BODY_BYTES = 16_384;
+
+const U32_MAX = 0xffff_ffff;
+
+/** The fingerprint from an `/auth` body: `fingerprint` or `device_fingerprint`. */
+function presentedFingerprint(body: Record<string, unknown>): string | undefined {
+  const value = body.fingerprint ?? body.device_fingerprint;
+  return typeof value === "string" ? value : undefined;
+}
+
+/**
+ * `POST /auth` with `{"fingerprint": "<hex>"}` → 200 `{token, token_type: "Bearer",
+ * expires_at (Unix s), expires_in (s)}`; a wrong or missing fingerprint → 403; a body that is
+ * not a JSON object → 400. A success replaces any previous session.
+ */
+export function authHandler(sessions: ViewerSessions) {
+  return async (c: Context): Promise<Response> => {
+    const raw = await readLimitedBody(c.req.raw, MAX_AUTH_BODY_BYTES);
+    let body: unknown;
+    try {
+      body = raw.ok ? JSON.parse(new TextDecoder().decode(raw.bytes)) : undefined;
+    } catch {
+      body = undefined;
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      return c.json({ error: 'request body must be a JSON object: {"fingerprint": "<hex>"}' }, 400);
+    }
+    try {
+      const issued = sessions.authenticate(
+        presentedFingerprint(body as Record<string, unknown>) ?? "",
+      );
+      const expiresIn = Math.round(sessions.lifetimeMs / 1000);
+      return c.json(
+        {
+          token: issued.token,
+          token_type: "Bearer",
+          expires_at: Math.floor(issued.expiresAt / 1000),
+          expires_in: expiresIn,
+        },
+        200,
+        { "Cache-Control": "no-store" },
+      );
+    } catch (err) {
+      if (err instanceof ViewerAuthError) {
+        return c.json({ error: "viewer authentication failed" }, 403);
+      }
+      throw err;
+    }
+  };
+}
+
+/** The bearer token of an `Authorization` header, if it has the `Bearer` scheme. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
+  return m?.[1];
+}
+
+/** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request has the session token. */
+export function viewerAuth(sessions: ViewerSessions): MiddlewareHandler {
+  return async (c, next) => {
+    const result = sessions.check(bearerToken(c.req.header("authorization")));
+    if (result === "ok") return await next();
+    const challenge = result === "missing"
+      ? 'Bearer realm="edge-gateway"'
+      : `Bearer realm="edge-gateway", error="invalid_token", error_description="token ${result}"`;
+    return c.json({ error: `viewer token ${result}` }, 401, { "WWW-Authenticate": challenge });
+  };
+}
+
+function contentDisposition(name: string | undefined): string {
+  if (name === undefined || name === "") return "inline";
+  const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+const notFound = (c: Context) => c.json({ error: "message or file not found" }, 404);
+const decryptFailed = (c: Context) => c.json({ error: "decryption failed" }, 500);
+
+/**
+ * `GET /stream/:msg_id` (after `viewerAuth`): 404 for a non-integer id or a missing message or
+ * file, 500 when decryption fails before the first byte; otherwise 200 with the plaintext,
+ * `Cache-Control: no-store` and `Content-Disposition: inline`. Emits ViewerFileStreamed when
+ * the whole file has been sent. Plaintext is never written to disk.
+ */
+export function streamHandler(viewer: ViewerDeps, events: EventSink) {
+  return async (c: Context): Promise<Response> => {
+    const raw = c.req.param("msg_id") ?? "";
+    if (!/^\d{1,10}$/.test(raw) || Number(raw) > U32_MAX) return notFound(c);
+    const msgId = Number(raw);
+    let file: ProtectedFile | undefined;
+    let sniffed: SniffedStream;
+    try {
+      file = await viewer.openProtectedFile(msgId);
+      if (file === undefined) return notFound(c);
+      const onEnd = (bytes: number) => events.publish({ kind: "ViewerFileStreamed", msgId, bytes });
+      sniffed = await sniffStream(file.plaintext, onEnd);
+    } catch (err) {
+      if (!(err instanceof DecryptError)) throw err;
+      log.warn("decryption failed", { msgId, error: err.message });
+      return decryptFailed(c);
+    }
+    const headers = {
+      "Content-Type": sniffed.mime,
+      "Cache-Control": "no-store",
+      "Content-Disposition": contentDisposition(file.name),
+      "X-Content-Type-Options": "nosniff",
+    };
+    if (c.req.method === "HEAD") {
+      await sniffed.body.cancel();
+      return new Response(null, { headers });
+    }
+    log.info("streaming protected file", { msgId });
+    return new Response(sniffed.body, { status: 200, headers });
+  };
+}

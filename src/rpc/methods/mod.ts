@@ -1,0 +1,18 @@
+/**
+ * Gathers every method file into the gateway's method table. To add a domain: write
+ * `methods/<domain>.ts` exporting a `readonly MethodEntry[]`, import it here and list it once.
+ */
+import { createMethodTable, type MethodEntry, type MethodTable } from "../method.ts";
+import { ACCOUNT_METHODS } from "./account.ts";
+import { LICENSE_METHODS } from "./license.ts";
+
+/** Every method group, in the order `rpc.discover` lists them. */
+export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
+  ACCOUNT_METHODS,
+  LICENSE_METHODS,
+];
+
+/** Builds the daemon's method table from every method file (throws on a duplicate name). */
+export function buildMethodTable(): MethodTable {
+  return createMethodTable(METHOD_GROUPS.flat());
+}

@@ -1,0 +1,65 @@
+/**
+ * Builds the HTTP app over fake services for in-process tests (`app.request()`), with a test
+ * fingerprint, an injectable clock and an injectable `openProtectedFile`.
+ */
+import { EventBus, type EventBusOptions } from "../../src/events/bus.ts";
+import { createApp } from "../../src/http/app.ts";
+import { serviceHealth } from "../../src/http/health_route.ts";
+import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
+import { ViewerSessions } from "../../src/viewer/session.ts";
+import { noProtectedFiles, type ViewerDeps } from "../../src/viewer/stream.ts";
+import { fakeServices } from "../rpc/_fake_services.ts";
+
+/** The fingerprint the test device has. */
+export const TEST_FINGERPRINT = "0f".repeat(32);
+
+/** Options of `testApp`. */
+export interface TestAppOptions {
+  readonly cors?: boolean;
+  readonly ssePingMs?: number;
+  readonly license?: string;
+  readonly bus?: EventBusOptions;
+  readonly openProtectedFile?: ViewerDeps["openProtectedFile"];
+  readonly tokenLifetimeMs?: number;
+}
+
+/** An app plus the pieces tests inspect; call `close()` at the end. */
+export function testApp(options: TestAppOptions = {}) {
+  const bus = new EventBus(options.bus);
+  const services = fakeServices({ license: options.license, bus });
+  const clock = { now: Date.now() };
+  const sessions = new ViewerSessions({
+    fingerprint: TEST_FINGERPRINT,
+    events: bus,
+    lifetimeMs: options.tokenLifetimeMs,
+    now: () => clock.now,
+  });
+  const viewer: ViewerDeps = {
+    sessions,
+    openProtectedFile: options.openProtectedFile ?? noProtectedFiles,
+  };
+  const app = createApp({
+    services,
+    methods: buildMethodTable(),
+    bus,
+    viewer,
+    cors: options.cors ?? false,
+    ssePingMs: options.ssePingMs ?? 60_000,
+    health: serviceHealth(services),
+  });
+  const close = () => {
+    bus.close();
+    services.store.close();
+  };
+  return { app, bus, services, sessions, clock, close };
+}
+
+/** Posts a JSON-RPC body to /rpc. */
+export function postRpc(
+  app: ReturnType<typeof testApp>["app"],
+  body: unknown,
+  headers: Record<string, string> = { "Content-Type": "application/json" },
+): Promise<Response> {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return Promise.resolve(app.request("/rpc", { method: "POST", headers, body: text }));
+}

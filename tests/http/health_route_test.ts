@@ -1,0 +1,60 @@
+/** Tests of GET /health: a cheap 200 JSON report with connectivity, version, uptime, address. */
+import assert from "node:assert/strict";
+import { GATEWAY_VERSION } from "../../src/constants.ts";
+import { serviceHealth } from "../../src/http/health_route.ts";
+import { ConfigKey } from "../../src/store/mod.ts";
+import { fakeServices } from "../rpc/_fake_services.ts";
+import { testApp } from "./_app.ts";
+
+Deno.test("GET /health answers 200 with status, connectivity, version, uptime", async () => {
+  const t = testApp();
+  try {
+    const res = await t.app.request("/health");
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    const body = await res.json();
+    assert.deepEqual(Object.keys(body).sort(), [
+      "connectivity",
+      "sse_clients",
+      "status",
+      "uptime_s",
+      "version",
+    ]);
+    assert.equal(body.status, "ok");
+    assert.equal(body.connectivity, 4000);
+    assert.equal(body.version, GATEWAY_VERSION);
+    assert.ok(body.uptime_s >= 4 && Number.isInteger(body.uptime_s));
+    assert.equal(body.sse_clients, 0);
+  } finally {
+    t.close();
+  }
+});
+
+Deno.test("GET /health counts open event streams", async () => {
+  const t = testApp();
+  try {
+    const events = await t.app.request("/events");
+    const body = await (await t.app.request("/health")).json();
+    assert.equal(body.sse_clients, 1);
+    await events.body?.cancel();
+    assert.equal((await (await t.app.request("/health")).json()).sse_clients, 0);
+  } finally {
+    t.close();
+  }
+});
+
+Deno.test("serviceHealth() reads the address once and the level on every call", () => {
+  const s = fakeServices({ level: 3000 });
+  try {
+    s.store.config.set(ConfigKey.ADDR, "me@relay.example");
+    const health = serviceHealth(s);
+    assert.equal(health().addr, "me@relay.example");
+    assert.equal(health().connectivity, 3000);
+    s.connectivityLevel.value = 1000;
+    s.store.config.set(ConfigKey.ADDR, "changed@relay.example");
+    assert.equal(health().connectivity, 1000);
+    assert.equal(health().addr, "me@relay.example");
+  } finally {
+    s.store.close();
+  }
+});

@@ -1,0 +1,38 @@
+/** Tests of the method table: registration rules and the built-in rpc.discover entry. */
+import assert from "node:assert/strict";
+import { createMethodTable, DISCOVER_METHOD, type MethodEntry } from "../../src/rpc/method.ts";
+import { fakeServices } from "./_fake_services.ts";
+
+const entry = (name: string): MethodEntry => ({
+  name,
+  summary: `does ${name}`,
+  params: [],
+  result: { type: "null", description: "" },
+  handler: () => null,
+});
+
+Deno.test("createMethodTable() looks entries up by name and appends rpc.discover", () => {
+  const table = createMethodTable([entry("a"), entry("b")]);
+  assert.equal(table.get("a")?.name, "a");
+  assert.equal(table.get("zzz"), undefined);
+  assert.deepEqual(table.entries.map((e) => e.name), ["a", "b", DISCOVER_METHOD]);
+  assert.ok(Object.isFrozen(table.entries));
+});
+
+Deno.test("createMethodTable() rejects duplicates and reserved rpc. names", () => {
+  assert.throws(() => createMethodTable([entry("a"), entry("a")]), /"a" is registered twice/);
+  assert.throws(() => createMethodTable([entry("rpc.x")]), /reserved/);
+});
+
+Deno.test("rpc.discover returns the table's OpenRPC document, built once", async () => {
+  const table = createMethodTable([entry("a")]);
+  const services = fakeServices();
+  try {
+    const discover = table.get(DISCOVER_METHOD)!;
+    const doc = await discover.handler(services, []) as { methods: { name: string }[] };
+    assert.deepEqual(doc.methods.map((m) => m.name), ["a"]);
+    assert.equal(await discover.handler(services, []), doc, "cached");
+  } finally {
+    services.store.close();
+  }
+});

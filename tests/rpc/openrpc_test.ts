@@ -1,0 +1,71 @@
+/** Tests of the OpenRPC document generated from the method table. */
+import assert from "node:assert/strict";
+import { GATEWAY_VERSION } from "../../src/constants.ts";
+import type { ResultType } from "../../src/rpc/method.ts";
+import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
+import { openRpcDocument, schemaOf } from "../../src/rpc/openrpc.ts";
+
+type Doc = {
+  openrpc: string;
+  info: { version: string };
+  methods: {
+    name: string;
+    paramStructure: string;
+    params: { name: string; required: boolean; schema: unknown }[];
+    result: { schema: unknown; description: string };
+    errors?: { code: number }[];
+    "x-license-required"?: boolean;
+  }[];
+};
+
+Deno.test("openRpcDocument() describes every method by position with JSON schemas", () => {
+  const entries = buildMethodTable().entries.filter((e) => e.name !== "rpc.discover");
+  const doc = openRpcDocument(entries) as Doc;
+  assert.equal(doc.openrpc, "1.2.6");
+  assert.equal(doc.info.version, GATEWAY_VERSION);
+  assert.deepEqual(doc.methods.map((m) => m.name), entries.map((e) => e.name));
+  const getConfig = doc.methods.find((m) => m.name === "get_config")!;
+  assert.equal(getConfig.paramStructure, "by-position");
+  assert.deepEqual(getConfig.params.map((p) => [p.name, p.required]), [
+    ["account_id", true],
+    ["key", true],
+  ]);
+  assert.deepEqual(getConfig.params[0].schema, {
+    type: "integer",
+    minimum: 0,
+    maximum: 4294967295,
+  });
+  assert.deepEqual(getConfig.result.schema, { type: ["string", "null"] });
+});
+
+Deno.test("openRpcDocument() marks license-gated methods and void results", () => {
+  const doc = openRpcDocument(buildMethodTable().entries) as Doc;
+  const send = doc.methods.find((m) => m.name === "secure_send_file")!;
+  assert.equal(send["x-license-required"], true);
+  assert.deepEqual(send.errors?.map((e) => e.code), [-32001]);
+  const revoke = doc.methods.find((m) => m.name === "secure_revoke_file_access")!;
+  assert.deepEqual(revoke.result.schema, { type: "null" });
+  assert.match(revoke.result.description, /HTTP 204/);
+  const info = doc.methods.find((m) => m.name === "get_info")!;
+  assert.equal(info["x-license-required"], undefined);
+});
+
+Deno.test("schemaOf() maps every wire type", () => {
+  const types: ResultType[] = [
+    "u32",
+    "i32",
+    "string",
+    "bool",
+    "string?",
+    "u32?",
+    "array<u32>",
+    "object",
+    "any",
+    "null",
+    "map<string,string>",
+    "map<string,object>",
+  ];
+  for (const t of types) assert.equal(typeof schemaOf(t), "object", t);
+  assert.deepEqual(schemaOf("array<u32>"), { type: "array", items: schemaOf("u32") });
+  assert.deepEqual(schemaOf("any"), {});
+});
