@@ -1,0 +1,23 @@
+# The daemon's Deno permission set, defined once. Sourced by scripts/start.sh, scripts/dev.sh,
+# compile.sh and the scratch-image test. A shell function (not deno.json "permissions") because
+# the data and files directories are only known at run time.
+#
+#   daemon_permission_flags DATA_DIR FILES_DIR   -> prints one flag per line
+
+# Environment variables the program reads: src/config.ts DAEMON_ENV_VARS, the CLI's EDGE_URL,
+# and NODE_V8_COVERAGE (read by imapflow's logger dependency at import).
+DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,EDGE_URL,NODE_V8_COVERAGE"
+
+daemon_permission_flags() {
+  local data_dir="$1" files_dir="$2"
+  # --allow-net: relay, IMAP/SMTP and license hosts are only known at run time (autodiscovery);
+  #   the listener too. /etc/machine-id: the viewer's device fingerprint. sys: the MAC address
+  #   (networkInterfaces) and os.hostname() called by imapflow's logger at import.
+  printf '%s\n' \
+    --no-prompt \
+    --allow-net \
+    "--allow-read=${data_dir},${files_dir},/etc/machine-id" \
+    "--allow-write=${data_dir},${files_dir}" \
+    "--allow-env=${DAEMON_ENV_ALLOW}" \
+    --allow-sys=networkInterfaces,hostname
+}

@@ -1,0 +1,116 @@
+/**
+ * Starts a provisioned daemon: composes services, starts the mail loop and the HTTP server, and
+ * returns a handle whose `stop()` shuts down in order (loops, server, store, lock).
+ */
+import type { GatewayConfig } from "./config.ts";
+import { describeError, StartupError } from "./errors.ts";
+import { Connectivity } from "./constants.ts";
+import { ConnectivityMonitor } from "./core/connectivity.ts";
+import { EventBus } from "./events/bus.ts";
+import { createApp } from "./http/app.ts";
+import { serviceHealth } from "./http/health_route.ts";
+import { FileLicenseSource } from "./license/status.ts";
+import { logger } from "./log.ts";
+import { provision } from "./provision/mod.ts";
+import { buildMethodTable } from "./rpc/methods/mod.ts";
+import type { Services } from "./services.ts";
+import { ImapLoop } from "./transport/imap_loop.ts";
+import { loadDeviceFingerprint } from "./viewer/device_fingerprint.ts";
+import { ViewerSessions } from "./viewer/session.ts";
+import { noProtectedFiles } from "./viewer/stream.ts";
+
+const log = logger("daemon");
+
+/** A running daemon. */
+export interface RunningDaemon {
+  /** The bound HTTP address. */
+  readonly addr: Deno.NetAddr;
+  /** Stops loops, then the server, then closes the store and releases the lock. */
+  stop(): Promise<void>;
+}
+
+/** Provisions (SPEC §1 steps 1–6), then starts the HTTP server (step 7) and the mail loop. */
+export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon> {
+  const bootStart = performance.now();
+  const bus = new EventBus();
+  const account = await provision(config, { events: bus });
+  const connectivity = new ConnectivityMonitor(bus, Connectivity.NOT_CONNECTED);
+  const services: Services = {
+    config,
+    store: account.store,
+    events: bus,
+    connectivity,
+    license: new FileLicenseSource(config.dataDir),
+    startedAt: Date.now(),
+  };
+  const loops = new AbortController();
+  const imap = new ImapLoop({
+    params: account.serverParams,
+    password: account.password,
+    connectivity,
+    events: bus,
+  });
+  imap.start(loops.signal);
+
+  const device = await loadDeviceFingerprint(config.dataDir);
+  const app = createApp({
+    services,
+    methods: buildMethodTable(),
+    bus,
+    viewer: {
+      sessions: new ViewerSessions({ fingerprint: device.fingerprint, events: bus }),
+      openProtectedFile: noProtectedFiles,
+    },
+    cors: config.cors,
+    ssePingMs: config.ssePingMs,
+    health: serviceHealth(services),
+  });
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = serve(config, app.fetch);
+  } catch (err) {
+    loops.abort();
+    await imap.stop();
+    account.store.close();
+    account.lock.release();
+    throw err;
+  }
+  const ms = Math.round(performance.now() - bootStart);
+  log.info(`step 7/7 HTTP server listening on ${server.addr.hostname}:${server.addr.port}`, {
+    addr: account.addr,
+    startup_ms: ms,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    addr: server.addr,
+    stop: () =>
+      stopped ??= (async () => {
+        loops.abort();
+        await imap.stop();
+        bus.close();
+        await server.shutdown();
+        account.store.close();
+        account.lock.release();
+        log.info("stopped");
+      })(),
+  };
+}
+
+/** Binds the HTTP server (Deno.serve binds synchronously); a clear error when it cannot. */
+function serve(
+  config: GatewayConfig,
+  handler: (req: Request) => Response | Promise<Response>,
+): Deno.HttpServer<Deno.NetAddr> {
+  try {
+    return Deno.serve({ hostname: config.host, port: config.port, onListen: () => {} }, handler);
+  } catch (err) {
+    throw new StartupError(
+      `cannot listen on ${config.host}:${config.port}: ${describeError(err)}`,
+      undefined,
+      {
+        cause: err,
+      },
+    );
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Runs the real daemon as a subprocess through `scripts/start.sh` (the production permission
+ * set) against a test relay, with helpers to call `/rpc`, wait for `/health` and stop it by PID.
+ */
+import { freePort } from "./ports.ts";
+import type { Relay } from "./relay.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** Options of {@link spawnDaemon}. */
+export interface SpawnDaemonOptions {
+  readonly relay: Relay;
+  readonly dataDir: string;
+  /** `EDGE_PROFILE`; `null` leaves it unset. Default "Test gateway". */
+  readonly profile?: string | null;
+  readonly port?: number;
+  readonly env?: Record<string, string>;
+  readonly args?: readonly string[];
+}
+
+/** A daemon subprocess. */
+export interface DaemonProcess extends AsyncDisposable {
+  readonly pid: number;
+  readonly port: number;
+  readonly url: string;
+  /** Everything the daemon wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code once the process ends. */
+  readonly exited: Promise<number>;
+  /** Polls `/health` until 200; throws with the daemon's output on timeout or early exit. */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  /** Calls a JSON-RPC method; resolves with the parsed body (or null for HTTP 204). */
+  rpc(method: string, params?: unknown[]): Promise<Record<string, unknown> | null>;
+  /** Sends `signal` (default SIGTERM) and resolves with the exit code (SIGKILL after 15 s). */
+  stop(signal?: Deno.Signal): Promise<number>;
+}
+
+/** Starts `deno task start`'s script with the relay as `EDGE_SERVER`. */
+export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
+  const port = opts.port ?? freePort();
+  const env: Record<string, string> = {
+    DENO: Deno.execPath(),
+    EDGE_SERVER: opts.relay.httpOrigin,
+    EDGE_LOG_LEVEL: "debug",
+    NO_COLOR: "1",
+    ...opts.relay.tlsEnv(),
+    ...opts.env,
+  };
+  if (opts.profile !== null) env.EDGE_PROFILE = opts.profile ?? "Test gateway";
+  const child = new Deno.Command("bash", {
+    args: [
+      `${ROOT}scripts/start.sh`,
+      "--data-dir",
+      opts.dataDir,
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      ...(opts.args ?? []),
+    ],
+    cwd: ROOT,
+    env,
+    clearEnv: false,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
+  };
+  const drained = Promise.all([collect(child.stdout), collect(child.stderr)]);
+  const exited = child.status.then(async (s) => {
+    await drained;
+    return s.code;
+  });
+  let done = false;
+  exited.then(() => done = true);
+  const url = `http://127.0.0.1:${port}`;
+
+  const stop = async (signal: Deno.Signal = "SIGTERM") => {
+    if (!done) {
+      try {
+        child.kill(signal);
+      } catch { /* already gone */ }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 15_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return await exited;
+  };
+
+  return {
+    pid: child.pid,
+    port,
+    url,
+    exited,
+    output: () => text,
+    async waitHealthy(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (done) throw new Error(`daemon exited early (code ${await exited}):\n${text}`);
+        try {
+          const res = await fetch(`${url}/health`);
+          await res.body?.cancel();
+          if (res.status === 200) return;
+        } catch { /* not listening yet */ }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`daemon not healthy after ${timeoutMs} ms:\n${text}`);
+    },
+    async rpc(method, params = []) {
+      const res = await fetch(`${url}/rpc`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", method, params, id: 1 }),
+      });
+      if (res.status === 204) return null;
+      return await res.json();
+    },
+    stop,
+    [Symbol.asyncDispose]: async () => {
+      await stop("SIGKILL");
+    },
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * End to end: the real daemon under the production permission set against the project's relay —
+ * first boot, restart, a second daemon on the same data dir, start-up errors, live connectivity
+ * through a relay outage, SSE, and the CLI as a client.
+ */
+import assert from "node:assert/strict";
+import { spawnDaemon } from "../_helpers/daemon.ts";
+import { startRelay } from "../_helpers/relay.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+function accountsOnRelay(relayDir: string): number {
+  return [...Deno.readDirSync(`${relayDir}/users.d`)].filter((e) => e.name.includes("@")).length;
+}
+
+async function result(p: Promise<Record<string, unknown> | null>): Promise<unknown> {
+  const body = await p;
+  assert.ok(body && "result" in body, `expected a result, got ${JSON.stringify(body)}`);
+  return body.result;
+}
+
+async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last = await fn();
+  while (!ok(last) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    last = await fn();
+  }
+  return last;
+}
+
+/** Reads SSE frames from /events until `pred` matches one event; returns it. */
+async function waitForEvent(
+  url: string,
+  pred: (e: Record<string, unknown>) => boolean,
+  ms: number,
+  during: () => Promise<void>,
+): Promise<Record<string, unknown>> {
+  const ac = new AbortController();
+  const res = await fetch(`${url}/events`, { signal: ac.signal });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => ac.abort(), ms);
+  const found = (async () => {
+    let buf = "";
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("event stream ended");
+      buf += value;
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const frame = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = frame.split("\n").find((l) => l.startsWith("data: "));
+        if (!data) continue;
+        const event = JSON.parse(data.slice(6));
+        if (pred(event)) return event;
+      }
+    }
+  })();
+  try {
+    await during();
+    return await found;
+  } finally {
+    clearTimeout(timer);
+    ac.abort();
+    await reader.cancel().catch(() => {});
+  }
+}
+
+async function cli(url: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env=EDGE_URL", `${ROOT}main.ts`, "--url", url, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("daemon provisions on a real relay, restarts idempotently and follows the relay's state", async (t) => {
+  await using relay = await startRelay();
+  await using tmp = await makeTempDir("daemon");
+  const dataDir = `${tmp.path}/data`;
+  let addr = "";
+  let fingerprint = "";
+
+  await t.step("first start without EDGE_PROFILE exits non-zero naming it", async () => {
+    const d = spawnDaemon({ relay, dataDir: `${tmp.path}/noprofile`, profile: null });
+    const code = await d.exited;
+    assert.notEqual(code, 0);
+    assert.match(d.output(), /EDGE_PROFILE/);
+    assert.equal(accountsOnRelay(relay.dir), 0);
+  });
+
+  await t.step(
+    "license files without an accounts index: 'accounts directory is not empty'",
+    async () => {
+      const dir = `${tmp.path}/orphan`;
+      await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+      await Deno.writeTextFile(`${dir}/license.json`, "{}");
+      const d = spawnDaemon({ relay, dataDir: dir });
+      assert.notEqual(await d.exited, 0);
+      assert.match(d.output(), /accounts directory is not empty/);
+    },
+  );
+
+  await t.step("first boot: registers, discovers, creates a key, then serves", async () => {
+    await using d = spawnDaemon({ relay, dataDir, profile: "Gateway One" });
+    await d.waitHealthy();
+    addr = String(await result(d.rpc("get_config", [1, "addr"])));
+    assert.match(addr, /^[a-z0-9]+@_relay\.test$/);
+    assert.equal(await result(d.rpc("get_config", [1, "displayname"])), "Gateway One");
+    const info = await result(d.rpc("get_info", [1])) as Record<string, string>;
+    for (
+      const key of [
+        "deltachat_core_version",
+        "dbsize",
+        "blobdir",
+        "configured_addr",
+        "n_msgs_in_db",
+      ]
+    ) {
+      assert.equal(typeof info[key], "string", `get_info lacks ${key}`);
+    }
+    assert.equal(info.configured_addr, addr);
+    fingerprint = info.fingerprint;
+    assert.match(fingerprint, /^[0-9A-F]{40}$/);
+    const level = await poll(
+      () => result(d.rpc("get_connectivity", [1])),
+      (v) => v === 4000,
+      20_000,
+    );
+    assert.equal(level, 4000);
+    assert.equal(accountsOnRelay(relay.dir), 1);
+
+    await t.step("a second daemon on the same data dir fails fast", async () => {
+      const second = spawnDaemon({ relay, dataDir });
+      assert.notEqual(await second.exited, 0);
+      assert.match(second.output(), /already running/);
+    });
+
+    await t.step("the CLI talks to it over HTTP", async () => {
+      const health = await cli(d.url, "health");
+      assert.equal(health.code, 0, health.stderr);
+      const got = await cli(d.url, "config", "get", "addr");
+      assert.equal(got.code, 0, got.stderr);
+      assert.equal(got.stdout.trim(), addr);
+    });
+
+    await t.step(
+      "relay outage drops connectivity and it comes back without a restart",
+      async () => {
+        const down = await waitForEvent(
+          d.url,
+          (e) => e.kind === "ConnectivityChanged" && Number(e.connectivity) < 3000,
+          30_000,
+          () => relay.stopMail(),
+        );
+        assert.ok(Number(down.connectivity) < 3000);
+        const up = await waitForEvent(
+          d.url,
+          (e) => e.kind === "ConnectivityChanged" && e.connectivity === 4000,
+          60_000,
+          () => relay.startMail(),
+        );
+        assert.equal(up.connectivity, 4000);
+        assert.equal(await result(d.rpc("get_connectivity", [1])), 4000);
+      },
+    );
+
+    assert.equal(await d.stop("SIGTERM"), 0, d.output());
+  });
+
+  await t.step("restart: same address and key, no new registration", async () => {
+    await using d = spawnDaemon({ relay, dataDir, profile: "Gateway One" });
+    await d.waitHealthy();
+    assert.equal(await result(d.rpc("get_config", [1, "addr"])), addr);
+    const info = await result(d.rpc("get_info", [1])) as Record<string, string>;
+    assert.equal(info.fingerprint, fingerprint);
+    assert.equal(accountsOnRelay(relay.dir), 1);
+    assert.equal(await d.stop("SIGINT"), 0, d.output());
+  });
+
+  await t.step("data files are private (dirs 0700, files 0600)", () => {
+    assert.equal(Deno.statSync(dataDir).mode! & 0o777, 0o700);
+    for (const e of Deno.readDirSync(dataDir)) {
+      const mode = Deno.statSync(`${dataDir}/${e.name}`).mode! & 0o777;
+      assert.equal(mode & 0o077, 0, `${e.name} is readable by others (${mode.toString(8)})`);
+    }
+  });
+});
