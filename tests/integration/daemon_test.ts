@@ -109,7 +109,7 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
     },
   );
 
-  await t.step("first boot: registers, discovers, creates a key, then serves", async () => {
+  await t.step("first boot: registers, discovers, creates a key, then serves", async (s) => {
     await using d = spawnDaemon({ relay, dataDir, profile: "Gateway One" });
     await d.waitHealthy();
     addr = String(await result(d.rpc("get_config", [1, "addr"])));
@@ -138,13 +138,13 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
     assert.equal(level, 4000);
     assert.equal(accountsOnRelay(relay.dir), 1);
 
-    await t.step("a second daemon on the same data dir fails fast", async () => {
+    await s.step("a second daemon on the same data dir fails fast", async () => {
       const second = spawnDaemon({ relay, dataDir });
       assert.notEqual(await second.exited, 0);
       assert.match(second.output(), /already running/);
     });
 
-    await t.step("the CLI talks to it over HTTP", async () => {
+    await s.step("the CLI talks to it over HTTP", async () => {
       const health = await cli(d.url, "health");
       assert.equal(health.code, 0, health.stderr);
       const got = await cli(d.url, "config", "get", "addr");
@@ -152,7 +152,7 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
       assert.equal(got.stdout.trim(), addr);
     });
 
-    await t.step(
+    await s.step(
       "relay outage drops connectivity and it comes back without a restart",
       async () => {
         const down = await waitForEvent(
