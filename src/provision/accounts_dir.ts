@@ -25,8 +25,10 @@ function exists(path: string): boolean {
     Deno.statSync(path);
     return true;
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw new StartupError(`Cannot inspect ${path}: ${errText(err)}`, undefined, { cause: err });
   }
 }
 
@@ -36,7 +38,8 @@ function isNonEmptyDir(path: string): boolean {
     return false;
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return false;
-    throw err;
+    if (err instanceof Deno.errors.NotADirectory) return true;
+    throw new StartupError(`Cannot inspect ${path}: ${errText(err)}`, undefined, { cause: err });
   }
 }
 
