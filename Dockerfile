@@ -1,0 +1,45 @@
+# syntax=docker/dockerfile:1.7
+# Edge messaging gateway: a FROM-scratch image holding only the compiled binary, the glibc
+# libraries and loader it links against, a writable /tmp and the data directory (UID 1000).
+#   docker build -t edge-gateway .            (amd64 or arm64, from BuildKit's TARGETARCH)
+#   docker run -e EDGE_PROFILE=gw1 -v gw1:/var/lib/privitty -p 127.0.0.1:7200:7200 edge-gateway
+
+FROM debian:bookworm-slim AS build
+ARG TARGETARCH
+ENV DENO_NO_UPDATE_CHECK=1 DENO_NO_PROMPT=1
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs npm ca-certificates curl \
+ && rm -rf /var/lib/apt/lists/*
+# Deno from npm, pinned to a version published for linux x64 and arm64.
+RUN npm install -g deno@2.9.5 && deno --version
+WORKDIR /src
+COPY deno.json deno.lock ./
+RUN deno install --frozen
+COPY . .
+# The build stage runs on the target platform, so the libraries copied below match the binary.
+RUN set -eu; \
+    case "$TARGETARCH" in \
+      amd64) target=x86_64-unknown-linux-gnu ;; \
+      arm64) target=aarch64-unknown-linux-gnu ;; \
+      *) echo "unsupported TARGETARCH $TARGETARCH" >&2; exit 1 ;; \
+    esac; \
+    ./compile.sh --target "$target"; \
+    mkdir -p /rootfs/tmp /rootfs/var/lib/privitty /rootfs/etc; \
+    cp "dist/edge-gateway-$target" /rootfs/edge-gateway; \
+    ldd /rootfs/edge-gateway | grep -o '/[^ ]*' | sort -u | while read -r lib; do \
+      mkdir -p "/rootfs$(dirname "$lib")"; cp -L "$lib" "/rootfs$lib"; \
+    done; \
+    chmod 1777 /rootfs/tmp; \
+    chown 1000:1000 /rootfs/var/lib/privitty; chmod 0700 /rootfs/var/lib/privitty; \
+    echo 'gateway:x:1000:1000:edge gateway:/tmp:/edge-gateway' > /rootfs/etc/passwd; \
+    echo 'gateway:x:1000:' > /rootfs/etc/group
+
+FROM scratch
+COPY --from=build /rootfs/ /
+ENV HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_CHECK=1 EDGE_DATA_DIR=/var/lib/privitty
+USER 1000:1000
+EXPOSE 7200
+VOLUME ["/var/lib/privitty"]
+HEALTHCHECK --start-period=90s --interval=30s --timeout=5s --retries=3 CMD ["/edge-gateway", "health"]
+ENTRYPOINT ["/edge-gateway"]
+CMD ["serve"]
