@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Hermetic test runner behind `deno task test`: installs what the tests need, re-runs itself in a
+# loopback-only network + mount namespace, runs `deno test`, and ends with "N passed, N failed".
+#
+# usage: deno task test [--unit] [deno test arguments...]
+#   deno task test                      every test, isolated (root; installs Postfix/Dovecot)
+#   deno task test tests/rpc            only these paths; other arguments go to `deno test` as-is
+#   deno task test --filter "relay"     (no path given: tests/)
+#   deno task test --unit tests/cli     quick run: no relay tests (they count as skipped), no namespace
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DENO_VERSION=2.9.5
+# Names the tests may use for relays; inside the namespace they all resolve to 127.0.0.1.
+TEST_DOMAINS="_relay.test _relay2.test _relay3.test"
+
+die() {
+  echo "test.sh: $*" >&2
+  exit 1
+}
+
+# The deno binary: our parent when run by `deno task`, else one on PATH, else the npm one.
+find_deno() {
+  local parent
+  parent="$(readlink "/proc/$PPID/exe" 2>/dev/null || true)"
+  if [ "${parent##*/}" = deno ]; then
+    echo "$parent"
+  elif command -v deno >/dev/null 2>&1; then
+    command -v deno
+  else
+    npx --yes "deno@$DENO_VERSION" eval 'console.log(Deno.execPath())' 2>/dev/null
+  fi
+}
+
+# ---- hook: npm tools that are not imports of deno.json ------------------------------------------
+# Installed once, outside the namespace (it has no network). Another engineer adds here the
+# npm install of @deltachat/stdio-rpc-server@2.57.0 into .tools/ (gitignored).
+install_npm_tools() {
+  :
+}
+# --------------------------------------------------------------------------------------------------
+
+# Runs deno test with the given arguments (tests/ when no path is among them), tees its output
+# into $1, prints the summary line and exits with the verdict.
+run_deno_test() {
+  local log="$1" arg has_path=0 rc=0 summary passed failed ignored
+  shift
+  for arg in "$@"; do [ -e "$arg" ] && has_path=1; done
+  [ "$has_path" = 1 ] || set -- "$@" tests/
+  NO_COLOR=1 "$DENO" test -A --no-prompt "$@" 2>&1 | tee "$log" || rc="${PIPESTATUS[0]}"
+  # Deno's closing line: "ok | 3 passed (2 steps) | 0 failed | 1 ignored (10ms)" or "FAILED | ..."
+  summary="$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1 || true)"
+  if [ -z "$summary" ]; then
+    echo "test.sh: deno test exited with $rc and printed no summary (see the errors above)"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  passed="$(sed -E 's/.*\| ([0-9]+) passed.*/\1/' <<<"$summary")"
+  failed="$(sed -E 's/.*\| ([0-9]+) failed.*/\1/' <<<"$summary")"
+  ignored="$(grep -oE '[0-9]+ ignored' <<<"$summary" | cut -d' ' -f1 || true)"
+  if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+    echo "test.sh: deno test exited with $rc although no test failed; counting that as a failure"
+    failed=1
+  fi
+  if [ "${ignored:-0}" -gt 0 ]; then
+    echo "$passed passed, $failed failed, $ignored skipped"
+  else
+    echo "$passed passed, $failed failed"
+  fi
+  [ "$failed" = 0 ] && [ "$rc" = 0 ]
+}
+
+# Inside the namespace: loopback up, private /etc/hosts and /etc/resolv.conf, one test
+# certificate trusted through DENO_CERT, then the tests; relays left behind are stopped by pid.
+run_isolated() {
+  ip link set lo up
+  RUN_DIR="$(mktemp -d /tmp/edge-test.XXXXXX)"
+  chmod 755 "$RUN_DIR"
+  trap cleanup_run EXIT
+  printf '127.0.0.1\tlocalhost %s\n::1\tlocalhost ip6-localhost\n' "$TEST_DOMAINS" >"$RUN_DIR/hosts"
+  printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$RUN_DIR/resolv.conf"
+  mount --bind "$RUN_DIR/hosts" /etc/hosts || die "cannot bind-mount a private /etc/hosts"
+  mount --bind "$RUN_DIR/resolv.conf" /etc/resolv.conf || die "cannot bind-mount a private /etc/resolv.conf"
+  local san="DNS:localhost,IP:127.0.0.1" d
+  for d in $TEST_DOMAINS; do san="$san,DNS:$d"; done
+  mkdir "$RUN_DIR/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
+    -subj "/CN=edge gateway tests" -addext "subjectAltName=$san" \
+    -addext "basicConstraints=critical,CA:FALSE" -addext "keyUsage=critical,digitalSignature" \
+    -addext "extendedKeyUsage=serverAuth" -keyout "$RUN_DIR/tls/key.pem" \
+    -out "$RUN_DIR/tls/cert.pem" >/dev/null 2>&1 || die "openssl could not create the test certificate"
+  export DENO_CERT="$RUN_DIR/tls/cert.pem" EDGE_TEST_TLS_CERT="$RUN_DIR/tls/cert.pem"
+  export EDGE_TEST_TLS_KEY="$RUN_DIR/tls/key.pem" EDGE_TEST_DOMAINS="$TEST_DOMAINS"
+  export EDGE_TEST_TMP="$RUN_DIR" # tests/_helpers/temp.ts puts every temp dir (and relay) here
+  run_deno_test "$RUN_DIR/deno-test.log" "$@"
+}
+
+cleanup_run() {
+  local d
+  for d in "$RUN_DIR"/relay-*; do
+    [ -f "$d/relay.env" ] && "$ROOT/scripts/relay/stop-relay.sh" "$d" >/dev/null 2>&1
+  done
+  rm -rf "$RUN_DIR"
+}
+
+if [ "${EDGE_TEST_IN_NS:-}" = 1 ]; then
+  run_isolated "$@"
+  exit $?
+fi
+
+UNIT=0
+args=()
+for arg in "$@"; do
+  if [ "$arg" = --unit ]; then UNIT=1; else args+=("$arg"); fi
+done
+DENO="${DENO:-$(find_deno)}"
+[ -x "$DENO" ] || die "no deno binary found (run this through: npx --yes deno@$DENO_VERSION task test)"
+export DENO
+
+if [ "$UNIT" = 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    scripts/relay/install-deps.sh --check || true # names the missing packages, if any
+    die "the tests run as root: they need a private network namespace (unshare --net --mount) and their own Postfix/Dovecot; use --unit for a quick run without relay tests"
+  fi
+  unshare --net --mount true 2>/dev/null ||
+    die "unshare --net --mount failed: this machine does not allow network namespaces; refusing to run the tests un-isolated"
+  scripts/relay/install-deps.sh
+fi
+"$DENO" install --frozen --quiet || die "deno install --frozen failed: is deno.lock up to date?"
+install_npm_tools
+
+if [ "$UNIT" = 1 ]; then
+  export EDGE_TEST_NO_RELAY=1
+  log="$(mktemp /tmp/edge-unit.XXXXXX.log)"
+  trap 'rm -f "$log"' EXIT
+  run_deno_test "$log" "${args[@]}"
+  exit $?
+fi
+
+exec unshare --net --mount --propagation private env EDGE_TEST_IN_NS=1 bash "$ROOT/scripts/test.sh" "${args[@]}"
