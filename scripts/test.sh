@@ -33,11 +33,15 @@ find_deno() {
   fi
 }
 
-# ---- hook: npm tools that are not imports of deno.json ------------------------------------------
-# Installed once, outside the namespace (it has no network). Another engineer adds here the
-# npm install of @deltachat/stdio-rpc-server@2.57.0 into .tools/ (gitignored).
+# ---- hook: tools that are not imports of deno.json ----------------------------------------------
+# Every scripts/install-*.sh runs once here, outside the namespace (it has no network): e.g. the
+# esbuild download of `deno bundle`, the Delta Chat core from npm into .tools/ (gitignored).
 install_npm_tools() {
-  :
+  local f
+  for f in "$ROOT"/scripts/install-*.sh; do
+    [ -e "$f" ] || continue
+    DENO="$DENO" bash "$f" || die "install step $f failed"
+  done
 }
 # --------------------------------------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
     >>"$log" 2>&1 || { cat "$log" >&2; say "apt-get install failed"; exit 1; }
   say "installed in $((($(date +%s%N) - t0) / 1000000)) ms"
+  rm -f "$log"
   missing="$(missing_packages)"
   [ -z "$missing" ] || { say "still missing after install: $missing"; exit 1; }
 fi
