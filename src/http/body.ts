@@ -15,6 +15,12 @@ export async function readLimitedBody(req: Request, limit: number): Promise<Limi
     await req.body?.cancel().catch(() => {});
     return { ok: false, size: declared, atLeast: false };
   }
+  // Fast path: a declared length within the limit (the HTTP server enforces that the body
+  // matches it), read in one call. It must not touch `req.body` first: that getter builds a
+  // ReadableStream and halves /rpc throughput (bench/, BENCHMARKS.md).
+  if (Number.isFinite(declared)) {
+    return { ok: true, bytes: new Uint8Array(await req.arrayBuffer()) };
+  }
   if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
   const chunks: Uint8Array[] = [];
   let total = 0;

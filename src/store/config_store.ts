@@ -11,12 +11,22 @@ export const ConfigKey = {
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 
-/** Reads and writes rows of the `config` table. */
+/**
+ * Reads and writes rows of the `config` table, with a write-through cache: only this process
+ * writes the database (it holds the data-directory lock), and a SQLite read per `get_config`
+ * would cost more than the rest of the request.
+ */
 export class ConfigStore {
+  readonly #cache = new Map<string, string | undefined>();
+
   constructor(private readonly db: Db) {}
 
   get(key: ConfigKey): string | undefined {
-    return this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)?.value;
+    if (this.#cache.has(key)) return this.#cache.get(key);
+    const value = this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)
+      ?.value;
+    this.#cache.set(key, value);
+    return value;
   }
 
   set(key: ConfigKey, value: string): void {
@@ -25,6 +35,9 @@ export class ConfigStore {
       key,
       value,
     );
+    // After the write: a transaction that rolls back later leaves a stale entry, so drop it
+    // instead of caching the new value until the write is known to be durable.
+    this.#cache.delete(key);
   }
 
   /** Stores a JSON value. */

@@ -1,0 +1,194 @@
+/**
+ * Benchmark driver (`deno task bench`, inside a loopback-only network namespace): HTTP
+ * throughput of /rpc and /health against a raw Deno.serve, SSE fan-out against a naive server,
+ * and start-up times against a raw server start; writes the results to BENCHMARKS.md.
+ */
+import { spawnDaemon } from "../tests/_helpers/daemon.ts";
+import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
+import { startRelay } from "../tests/_helpers/relay.ts";
+import { makeTempDir } from "../tests/_helpers/temp.ts";
+
+const HERE = new URL(".", import.meta.url).pathname;
+const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 3);
+const DURATION = Deno.env.get("BENCH_DURATION") ?? "5s";
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function sh(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  return new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+}
+
+function spawnServer(args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), { args, stdout: "null", stderr: "inherit" }).spawn();
+}
+
+async function stopChild(child: Deno.ChildProcess): Promise<void> {
+  try {
+    child.kill("SIGTERM");
+  } catch { /* gone */ }
+  await child.status;
+}
+
+interface WrkResult {
+  rps: number;
+  p99ms: number;
+}
+
+async function wrk(url: string, script?: string): Promise<WrkResult> {
+  const args = [
+    "-c",
+    "1",
+    "wrk",
+    "-t1",
+    "-c64",
+    `-d${DURATION}`,
+    "--latency",
+    ...(script ? ["-s", script] : []),
+    url,
+  ];
+  const text = await sh("taskset", args);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(text)?.[1]);
+  const p = /99%\s+([\d.]+)(us|ms|s)/.exec(text);
+  const p99ms = p ? Number(p[1]) * ({ us: 0.001, ms: 1, s: 1000 }[p[2]] ?? 1) : NaN;
+  if (!rps) throw new Error(`wrk failed:\n${text}`);
+  return { rps, p99ms };
+}
+
+async function httpBench(daemonUrl: string, daemonPid: number) {
+  const rawPort = freePort();
+  const raw = spawnServer([
+    "run",
+    `--allow-net=127.0.0.1:${rawPort}`,
+    `${HERE}raw_server.ts`,
+    String(rawPort),
+  ]);
+  await waitForPort(rawPort);
+  for (const pid of [raw.pid, daemonPid]) await sh("taskset", ["-a", "-p", "-c", "0", String(pid)]);
+  const rows: Record<string, WrkResult[]> = { raw: [], health: [], rpc: [] };
+  for (let i = 0; i < RUNS; i++) { // interleaved, so drift hits every target alike
+    rows.raw.push(await wrk(`http://127.0.0.1:${rawPort}/`));
+    rows.health.push(await wrk(`${daemonUrl}/health`));
+    rows.rpc.push(await wrk(`${daemonUrl}/rpc`, `${HERE}rpc.lua`));
+  }
+  await stopChild(raw);
+  const summary = Object.fromEntries(
+    Object.entries(rows).map(([k, v]) => [k, {
+      rps: median(v.map((r) => r.rps)),
+      p99ms: median(v.map((r) => r.p99ms)),
+    }]),
+  );
+  return summary as Record<"raw" | "health" | "rpc", WrkResult>;
+}
+
+interface SseResult {
+  ms: number;
+  delivered: number;
+  perIdleClientKb: number;
+  rssIdleKb: number;
+  rssBeforeKb: number;
+  timeout: boolean;
+}
+
+async function sseRun(naive: boolean, clients: number, events: number): Promise<SseResult> {
+  const port = freePort();
+  const server = spawnServer([
+    "run",
+    "-A",
+    `${HERE}sse_server.ts`,
+    String(port),
+    ...(naive ? ["--naive"] : []),
+  ]);
+  await waitForPort(port);
+  const out = await sh("node", [
+    `${HERE}sse_client.mjs`,
+    String(port),
+    String(clients),
+    String(events),
+    String(server.pid),
+  ]);
+  await stopChild(server);
+  const line = out.trim().split("\n").pop()!;
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new Error(`sse client failed:\n${out}`);
+  }
+}
+
+async function sseBench() {
+  const gateway: SseResult[] = [];
+  const naive: SseResult[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    gateway.push(await sseRun(false, 1000, 1000));
+    naive.push(await sseRun(true, 1000, 1000));
+  }
+  const pick = (rs: SseResult[]) => ({
+    ms: median(rs.map((r) => r.ms)),
+    perIdleClientKb: median(rs.map((r) => r.perIdleClientKb)),
+    rssIdleMb: Math.round(median(rs.map((r) => r.rssIdleKb)) / 1024),
+    complete: rs.every((r) => !r.timeout && r.delivered === 1000 * 1000),
+  });
+  return { gateway: pick(gateway), naive: pick(naive) };
+}
+
+async function timeToHealthy(
+  start: () => Promise<{ url: string; stop(): Promise<unknown> }>,
+): Promise<number> {
+  const t0 = performance.now();
+  const s = await start();
+  while (true) {
+    const ok = await fetch(`${s.url}/health`).then(
+      async (r) => (await r.body?.cancel(), r.status === 200),
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const ms = performance.now() - t0;
+  await s.stop();
+  return ms;
+}
+
+async function startupBench(relay: Awaited<ReturnType<typeof startRelay>>, tmp: string) {
+  const first: number[] = [], restart: number[] = [], raw: number[] = [];
+  for (let i = 0; i < RUNS + 2; i++) {
+    const dataDir = `${tmp}/boot-${i}`;
+    const launch = () => {
+      const d = spawnDaemon({ relay, dataDir });
+      return Promise.resolve({ url: d.url, stop: () => d.stop() });
+    };
+    first.push(await timeToHealthy(launch));
+    restart.push(await timeToHealthy(launch));
+    raw.push(
+      await timeToHealthy(() => {
+        const port = freePort();
+        const c = spawnServer([
+          "run",
+          `--allow-net=127.0.0.1:${port}`,
+          `${HERE}raw_server.ts`,
+          String(port),
+        ]);
+        return Promise.resolve({ url: `http://127.0.0.1:${port}`, stop: () => stopChild(c) });
+      }),
+    );
+  }
+  return { first: median(first), restart: median(restart), raw: median(raw), runs: first.length };
+}
+
+if (import.meta.main) {
+  const started = new Date().toISOString();
+  await using relay = await startRelay();
+  await using tmp = await makeTempDir("bench");
+  const daemon = spawnDaemon({
+    relay,
+    dataDir: `${tmp.path}/http`,
+    env: { EDGE_LOG_LEVEL: "warn" },
+  });
+  await daemon.waitHealthy();
+  const http = await httpBench(daemon.url, daemon.pid);
+  await daemon.stop();
+  const sse = await sseBench();
+  const boot = await startupBench(relay, tmp.path);
+  const { writeReport } = await import("./report.ts");
+  await writeReport({ started, http, sse, boot, runs: RUNS, duration: DURATION });
+}

@@ -1,0 +1,81 @@
+/**
+ * SSE fan-out benchmark server: the gateway's own app (createApp + EventBus, the code path of
+ * GET /events) on a temporary store, plus `POST /publish?n=N&size=S`, which publishes N events.
+ * With `--naive` it serves the baseline instead: one ReadableStream enqueue per event.
+ */
+import { EventBus } from "../src/events/bus.ts";
+import { createApp } from "../src/http/app.ts";
+import { serviceHealth } from "../src/http/health_route.ts";
+import { parseConfig } from "../src/config.ts";
+import { buildMethodTable } from "../src/rpc/methods/mod.ts";
+import { Store } from "../src/store/mod.ts";
+import { ViewerSessions } from "../src/viewer/session.ts";
+import { noProtectedFiles } from "../src/viewer/stream.ts";
+import type { Services } from "../src/services.ts";
+
+const port = Number(Deno.args[0] ?? 7398);
+const naive = Deno.args.includes("--naive");
+const payload = (size: number) => "x".repeat(size);
+
+function gatewayHandler(): (req: Request) => Response | Promise<Response> {
+  const bus = new EventBus({ queueLimit: 100_000 });
+  const services: Services = {
+    config: parseConfig(["--data-dir", "/tmp/edge-bench-unused"], () => undefined),
+    store: Store.open(":memory:"),
+    events: bus,
+    connectivity: { level: () => 4000 },
+    license: { status: () => "no_license", isActive: () => false },
+    startedAt: Date.now(),
+  };
+  const app = createApp({
+    services,
+    methods: buildMethodTable(),
+    bus,
+    viewer: {
+      sessions: new ViewerSessions({ fingerprint: "0", events: bus }),
+      openProtectedFile: noProtectedFiles,
+    },
+    cors: false,
+    ssePingMs: 15_000,
+    health: serviceHealth(services),
+  });
+  return (req) => {
+    const url = new URL(req.url);
+    if (url.pathname !== "/publish") return app.fetch(req);
+    const n = Number(url.searchParams.get("n") ?? 1000);
+    const msg = payload(Number(url.searchParams.get("size") ?? 64));
+    for (let i = 0; i < n; i++) bus.publish({ kind: "Info", msg });
+    return new Response("published");
+  };
+}
+
+function naiveHandler(): (req: Request) => Response {
+  const clients = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  const enc = new TextEncoder();
+  let id = 0;
+  return (req) => {
+    const url = new URL(req.url);
+    if (url.pathname === "/publish") {
+      const n = Number(url.searchParams.get("n") ?? 1000);
+      const msg = payload(Number(url.searchParams.get("size") ?? 64));
+      for (let i = 0; i < n; i++) {
+        const frame = enc.encode(
+          `id: ${++id}\nevent: Info\ndata: ${JSON.stringify({ kind: "Info", msg })}\n\n`,
+        );
+        for (const c of clients) c.enqueue(frame);
+      }
+      return new Response("published");
+    }
+    let ctl: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => void clients.add(ctl = c),
+      cancel: () => void clients.delete(ctl),
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  };
+}
+
+Deno.serve(
+  { hostname: "127.0.0.1", port, onListen: () => console.log("listening") },
+  naive ? naiveHandler() : gatewayHandler(),
+);
