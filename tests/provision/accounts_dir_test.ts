@@ -59,3 +59,39 @@ Deno.test("DataDirLock is exclusive across processes and released on exit", asyn
   lock.release();
   assert.match(await run(), /acquired/);
 });
+
+/** Runs `fn` with `dir` bind-mounted read-only (the test runner's private mount namespace). */
+async function withReadOnly(dir: string, fn: () => void): Promise<void> {
+  const mount = (args: string[]) => new Deno.Command("mount", { args }).outputSync();
+  const ok = mount(["--bind", dir, dir]).success && mount(["-o", "remount,bind,ro", dir]).success;
+  try {
+    if (!ok) throw new Error("cannot bind-mount read-only here (needs root in a mount namespace)");
+    fn();
+  } finally {
+    new Deno.Command("umount", { args: [dir] }).outputSync();
+  }
+}
+
+Deno.test({
+  name: "prepareAccountsDir() reports an unwritable accounts directory with the SPEC messages",
+  ignore: Deno.uid() !== 0 || Deno.env.get("EDGE_TEST_IN_NS") !== "1",
+  async fn() {
+    await using tmp = await makeTempDir("ro");
+    prepareAccountsDir(tmp.path);
+    const accounts = `${tmp.path}/accounts`;
+    await withReadOnly(accounts, () => {
+      assert.throws(
+        () => prepareAccountsDir(tmp.path),
+        (e: Error) =>
+          e instanceof StartupError &&
+          /^(Failed to secure accounts directory|Accounts directory .* is not writable)/.test(
+            e.message,
+          ),
+      );
+    });
+    await withReadOnly(tmp.path, () => {
+      const fresh = `${tmp.path}`;
+      assert.throws(() => prepareAccountsDir(fresh), StartupError);
+    });
+  },
+});
