@@ -26,6 +26,9 @@ provisioned on the test relay. Baseline: \`bench/raw_server.ts\`, a bare \`Deno.
 | target | requests/s | p99 | ratio vs raw | target |
 |---|---|---|---|---|
 | raw \`Deno.serve\` "ok" | ${f(http.raw.rps)} | ${f(http.raw.p99ms, 2)} ms | 1.00 | |
+| bare Hono JSON-RPC handler (\`bench/hono_rpc_server.ts\`) | ${f(http.honoRpc.rps)} | ${
+    f(http.honoRpc.p99ms, 2)
+  } ms | ${ratio(http.honoRpc.rps, http.raw.rps)} | |
 | gateway \`GET /health\` | ${f(http.health.rps)} | ${f(http.health.p99ms, 2)} ms | ${
     ratio(http.health.rps, http.raw.rps)
   } | |

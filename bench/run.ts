@@ -62,22 +62,34 @@ async function httpBench(daemonUrl: string, daemonPid: number) {
     `${HERE}raw_server.ts`,
     String(rawPort),
   ]);
+  const honoPort = freePort();
+  const hono = spawnServer([
+    "run",
+    `--allow-net=127.0.0.1:${honoPort}`,
+    `${HERE}hono_rpc_server.ts`,
+    String(honoPort),
+  ]);
   await waitForPort(rawPort);
-  for (const pid of [raw.pid, daemonPid]) await sh("taskset", ["-a", "-p", "-c", "0", String(pid)]);
-  const rows: Record<string, WrkResult[]> = { raw: [], health: [], rpc: [] };
+  await waitForPort(honoPort);
+  for (const pid of [raw.pid, hono.pid, daemonPid]) {
+    await sh("taskset", ["-a", "-p", "-c", "0", String(pid)]);
+  }
+  const rows: Record<string, WrkResult[]> = { raw: [], honoRpc: [], health: [], rpc: [] };
   for (let i = 0; i < RUNS; i++) { // interleaved, so drift hits every target alike
     rows.raw.push(await wrk(`http://127.0.0.1:${rawPort}/`));
+    rows.honoRpc.push(await wrk(`http://127.0.0.1:${honoPort}/rpc`, `${HERE}rpc.lua`));
     rows.health.push(await wrk(`${daemonUrl}/health`));
     rows.rpc.push(await wrk(`${daemonUrl}/rpc`, `${HERE}rpc.lua`));
   }
   await stopChild(raw);
+  await stopChild(hono);
   const summary = Object.fromEntries(
     Object.entries(rows).map(([k, v]) => [k, {
       rps: median(v.map((r) => r.rps)),
       p99ms: median(v.map((r) => r.p99ms)),
     }]),
   );
-  return summary as Record<"raw" | "health" | "rpc", WrkResult>;
+  return summary as Record<"raw" | "honoRpc" | "health" | "rpc", WrkResult>;
 }
 
 interface SseResult {
