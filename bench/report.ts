@@ -34,7 +34,9 @@ provisioned on the test relay. Baseline: \`bench/raw_server.ts\`, a bare \`Deno.
   } | |
 | gateway \`POST /rpc\` get_config | ${f(http.rpc.rps)} | ${f(http.rpc.p99ms, 2)} ms | ${
     ratio(http.rpc.rps, http.raw.rps)
-  } | ≥ 0.70 ${http.rpc.rps / http.raw.rps >= 0.7 ? "✔" : "✘"} |
+  } (${ratio(http.rpc.rps, http.honoRpc.rps)} of bare Hono) | ≥ 0.70 ${
+    http.rpc.rps / http.raw.rps >= 0.7 ? "✔" : "✘"
+  } |
 
 ## SSE fan-out: 1000 clients × 1000 events (64-byte payloads)
 
@@ -67,6 +69,22 @@ Gateway time as a ratio of the baseline: ${ratio(sse.gateway.ms, sse.naive.ms)}.
   } ms ${boot.first < 3000 ? "(target < 3 s ✔)" : "(target < 3 s ✘)"} | ${
     ratio(boot.first, boot.raw)
   } |
+
+## Notes
+
+- \`POST /rpc\` is below its 0.70 target. The second baseline shows why the target is out of
+  reach as stated: the smallest Hono JSON-RPC handler (read a JSON body, answer JSON) does not reach
+  0.70 of the raw "ok" server on this machine either; the gateway's own overhead is its ratio to
+  that handler. Four fixes took the gateway from 0.23x to the figure above: responses whose only
+  header is Content-Type (any further header leaves Deno.serve's fast static-response path: -37 %),
+  reading a declared-length body with \`arrayBuffer()\` without touching \`req.body\` (that getter
+  builds a ReadableStream: -25 %), a write-through cache for config reads (a synchronous SQLite read
+  per request: -35 %), and a lax UTF-8 decode with a strict re-check only when U+FFFD appears. What
+  remains is JSON-RPC validation and dispatch (about 3 us per call in process) and Hono's routing.
+  Next: a \`Deno.serve\`-level fast path for \`POST /rpc\` that bypasses Hono (measured by hand:
+  +14 %), and profiling the Rust side of body handling.
+- SSE: the gateway joins every queued frame into one write per wake-up, which is why it beats the
+  naive server that enqueues one chunk per event per client.
 `;
   await Deno.writeTextFile(`${ROOT}BENCHMARKS.md`, text);
   console.log(text);
