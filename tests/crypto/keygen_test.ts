@@ -1,0 +1,38 @@
+/** Tests of keygen.ts: the account key has Delta Chat's / Autocrypt Level 1 shape. */
+import assert from "node:assert/strict";
+import * as openpgp from "openpgp";
+import { generateAccountKey } from "../../src/crypto/keygen.ts";
+
+/** Packet tags of a binary OpenPGP packet sequence (new-format headers, as OpenPGP.js writes). */
+function packetTags(bytes: Uint8Array): number[] {
+  const tags: number[] = [];
+  let i = 0;
+  while (i < bytes.length) {
+    const tag = bytes[i] & 0x3f;
+    let len = bytes[i + 1];
+    let hdr = 2;
+    if (len >= 192 && len < 224) {
+      len = ((len - 192) << 8) + bytes[i + 2] + 192;
+      hdr = 3;
+    } else if (len === 255) {
+      len = new DataView(bytes.buffer, bytes.byteOffset + i + 2, 4).getUint32(0);
+      hdr = 6;
+    }
+    tags.push(tag);
+    i += hdr + len;
+  }
+  return tags;
+}
+
+Deno.test("generateAccountKey() makes an Ed25519 + Cv25519 key with UID <addr> and 5 public packets", async () => {
+  const key = await generateAccountKey("gw@example.org");
+  assert.match(key.fingerprint, /^[0-9A-F]{40}$/);
+  assert.deepEqual(packetTags(key.publicKey), [6, 13, 2, 14, 2]);
+  const pub = await openpgp.readKey({ binaryKey: key.publicKey });
+  assert.equal(pub.getFingerprint().toUpperCase(), key.fingerprint);
+  assert.deepEqual(pub.getUserIDs(), ["<gw@example.org>"]);
+  assert.equal(pub.keyPacket.algorithm, openpgp.enums.publicKey.eddsaLegacy);
+  const priv = await openpgp.readPrivateKey({ armoredKey: key.privateKey });
+  assert.ok(priv.isDecrypted(), "stored unencrypted; the data directory (0700) protects it");
+  assert.doesNotMatch(key.privateKey, /Version:|Comment:/);
+});
