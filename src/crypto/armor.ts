@@ -1,0 +1,94 @@
+/**
+ * ASCII armor for OpenPGP messages as chatmail relays require it: CRLF lines, no armor headers,
+ * 64-character base64 lines and always a CRC-24 checksum line (OpenPGP.js omits it for SEIPDv2,
+ * and the relay's filter then refuses the mail). Pure: bytes in, text out, and back.
+ */
+
+const BEGIN = "-----BEGIN PGP MESSAGE-----";
+const END = "-----END PGP MESSAGE-----";
+const LINE = 64;
+
+/** Armor that cannot be read: the message says what is wrong. */
+export class ArmorError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ArmorError";
+  }
+}
+
+/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB). */
+export function crc24(bytes: Uint8Array): number {
+  let crc = 0xb704ce;
+  for (const b of bytes) {
+    crc ^= b << 16;
+    for (let i = 0; i < 8; i++) {
+      crc <<= 1;
+      if (crc & 0x1000000) crc ^= 0x1864cfb;
+    }
+  }
+  return crc & 0xffffff;
+}
+
+/** Standard base64 of `bytes`, built in blocks so large messages do not blow the call stack. */
+export function toBase64(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  const block = 3 * 8192;
+  for (let i = 0; i < bytes.length; i += block) {
+    parts.push(btoa(String.fromCharCode(...bytes.subarray(i, i + block))));
+  }
+  return parts.join("");
+}
+
+/** Decodes strict base64 (no whitespace); throws ArmorError on anything else. */
+export function fromBase64(text: string): Uint8Array {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
+    throw new ArmorError("armor body is not valid base64");
+  }
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function checksum(bytes: Uint8Array): string {
+  const c = crc24(bytes);
+  return "=" + toBase64(new Uint8Array([c >> 16, (c >> 8) & 0xff, c & 0xff]));
+}
+
+/** Armors a binary OpenPGP message: BEGIN, blank line, base64 lines, `=CRC24`, END; all CRLF. */
+export function armorMessage(binary: Uint8Array): string {
+  const b64 = toBase64(binary);
+  const lines: string[] = [BEGIN, ""];
+  for (let i = 0; i < b64.length; i += LINE) lines.push(b64.slice(i, i + LINE));
+  lines.push(checksum(binary), END, "");
+  return lines.join("\r\n");
+}
+
+/**
+ * Reads an armored PGP MESSAGE (LF or CRLF, armor headers allowed, checksum optional but
+ * verified when present) and returns the binary message.
+ */
+export function dearmor(text: string): Uint8Array {
+  const lines = text.split(/\r?\n/).map((l) => l.trimEnd());
+  const start = lines.indexOf(BEGIN);
+  if (start < 0) throw new ArmorError(`no "${BEGIN}" line`);
+  const end = lines.indexOf(END, start + 1);
+  if (end < 0) throw new ArmorError(`no "${END}" line`);
+  let i = start + 1;
+  const blank = lines.indexOf("", i);
+  if (blank >= 0 && blank < end && lines.slice(i, blank).every((l) => /^[\w-]+: /.test(l))) {
+    i = blank + 1; // skip armor headers
+  }
+  let body = "";
+  let crc: string | undefined;
+  for (; i < end; i++) {
+    const line = lines[i];
+    if (line.startsWith("=") && line.length === 5) crc = line;
+    else body += line;
+  }
+  const bytes = fromBase64(body);
+  if (crc !== undefined && crc !== checksum(bytes)) {
+    throw new ArmorError("armor checksum does not match the message (corrupted in transit?)");
+  }
+  return bytes;
+}
