@@ -1,0 +1,163 @@
+/**
+ * SecureJoin invite links (protocols.md §7.1): formats `OPENPGP4FPR:<FPR>#a=..&n=..&i=..&s=..`
+ * (legacy flow, no `v=3`, so every Delta Chat 2.x joins with the plaintext vc-request) and parses
+ * that form as well as `https://i.delta.chat/#<FPR>&...`. Pure.
+ */
+
+/** A link that cannot be used; the message says what is wrong. */
+export class InvalidInviteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidInviteError";
+  }
+}
+
+/** A parsed link: an invite to a 1:1 chat or group, or a plain fingerprint check. */
+export interface Invite {
+  readonly kind: "contact" | "group" | "broadcast" | "fingerprint";
+  /** 40 upper-case hex digits. */
+  readonly fingerprint: string;
+  readonly addr: string;
+  readonly name: string;
+  readonly inviteNumber?: string;
+  readonly auth?: string;
+  readonly groupId?: string;
+  readonly groupName?: string;
+  /** Further relay addresses of the inviter (`r=`). */
+  readonly relays: readonly string[];
+  /** `v=`, when given (3 = the inviter speaks SecureJoin v3). */
+  readonly version?: number;
+}
+
+const TOKEN = /^[A-Za-z0-9_-]{11,32}$/;
+const MAX_NAME = 25;
+
+/** Percent-encodes all but ASCII letters, digits, `.` and `_`; space becomes `+`. */
+export function encodeParam(value: string): string {
+  let out = "";
+  for (const byte of new TextEncoder().encode(value)) {
+    const ch = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out.replaceAll("%20", "+");
+}
+
+function decodeParam(value: string): string {
+  try {
+    return decodeURIComponent(value.replaceAll("+", " "));
+  } catch {
+    throw new InvalidInviteError(`invite parameter "${value}" is not valid percent-encoding`);
+  }
+}
+
+function cutName(name: string): string {
+  const chars = [...name];
+  return chars.length > MAX_NAME ? chars.slice(0, MAX_NAME - 1).join("") + "_" : name;
+}
+
+/** A random token: 18 bytes as 24 base64url characters (`i=` / `s=`). */
+export function newToken(
+  random: (n: number) => Uint8Array = (n) => crypto.getRandomValues(new Uint8Array(n)),
+): string {
+  return btoa(String.fromCharCode(...random(18))).replaceAll("+", "-").replaceAll("/", "_");
+}
+
+/** Formats a 1:1 invite in the legacy form every Delta Chat 2.x understands. */
+export function formatInvite(
+  p: { fingerprint: string; addr: string; name: string; inviteNumber: string; auth: string },
+): string {
+  const fpr = normalizeFingerprint(p.fingerprint);
+  for (const [k, v] of [["inviteNumber", p.inviteNumber], ["auth", p.auth]]) {
+    if (!TOKEN.test(v)) throw new InvalidInviteError(`${k} must be 11-32 base64url characters`);
+  }
+  return `OPENPGP4FPR:${fpr}#a=${encodeParam(p.addr)}&n=${encodeParam(cutName(p.name))}` +
+    `&i=${p.inviteNumber}&s=${p.auth}`;
+}
+
+/** Upper-case hex of a 20-byte fingerprint; other characters (spaces) are ignored. */
+export function normalizeFingerprint(value: string): string {
+  const hex = value.replace(/[^0-9A-Fa-f]/g, "").toUpperCase();
+  if (hex.length !== 40) {
+    throw new InvalidInviteError(`fingerprint must have 40 hex digits, got ${hex.length}`);
+  }
+  return hex;
+}
+
+/** Splits either link form into the fingerprint part and the `k=v` pairs. */
+function splitLink(text: string): [string, URLSearchParams] {
+  const link = text.trim();
+  const https = /^https:\/\/i\.delta\.chat\/?#(.*)$/i.exec(link);
+  let rest: string;
+  if (https) {
+    rest = https[1].replace("&", "#");
+  } else if (/^openpgp4fpr:/i.test(link)) {
+    rest = link.slice("openpgp4fpr:".length).replace(/%23/i, "#");
+  } else {
+    throw new InvalidInviteError(
+      "not an invite link: expected OPENPGP4FPR:… or https://i.delta.chat/#…",
+    );
+  }
+  const hash = rest.indexOf("#");
+  const fpr = hash < 0 ? rest : rest.slice(0, hash);
+  const params = new URLSearchParams();
+  for (const pair of (hash < 0 ? "" : rest.slice(hash + 1)).split("&")) {
+    if (!pair) continue;
+    const eq = pair.indexOf("=");
+    if (eq > 0) params.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return [fpr, params];
+}
+
+function token(params: URLSearchParams, key: string): string | undefined {
+  const v = params.get(key);
+  if (v === null) return undefined;
+  if (!TOKEN.test(v)) {
+    throw new InvalidInviteError(`invite token ${key}= must be 11-32 base64url characters`);
+  }
+  return v;
+}
+
+/** Parses an invite link; throws InvalidInviteError saying what is wrong. */
+export function parseInvite(text: string): Invite {
+  const [fprPart, params] = splitLink(text);
+  let fingerprint: string;
+  try {
+    fingerprint = normalizeFingerprint(fprPart);
+  } catch (err) {
+    throw new InvalidInviteError(`invalid fingerprint in invite link: ${(err as Error).message}`);
+  }
+  const addr = decodeParam(params.get("a") ?? "");
+  if (!/^[^@\s]+@[^@\s]+$/.test(addr)) {
+    throw new InvalidInviteError("invite link has no valid address (a=)");
+  }
+  const auth = token(params, "s");
+  const inviteNumber = token(params, "i") ?? token(params, "j");
+  const groupId = params.get("x") ?? undefined;
+  const groupName = params.has("g")
+    ? decodeParam(params.get("g")!)
+    : params.has("b")
+    ? decodeParam(params.get("b")!)
+    : undefined;
+  const kind = auth === undefined
+    ? "fingerprint"
+    : params.has("b")
+    ? "broadcast"
+    : groupId !== undefined
+    ? "group"
+    : "contact";
+  const v = params.get("v");
+  return {
+    kind,
+    fingerprint,
+    addr: addr.toLowerCase(),
+    name: decodeParam(params.get("n") ?? "").replace(/_$/, "…"),
+    inviteNumber,
+    auth,
+    groupId,
+    groupName,
+    relays: (params.get("r") ?? "").split(",").filter(Boolean).map((a) =>
+      decodeParam(a).toLowerCase()
+    ),
+    version: v === null ? undefined : Number(v),
+  };
+}

@@ -1,0 +1,105 @@
+/** Tests of invite.ts: both link forms, escaping, tokens and clear errors. */
+import assert from "node:assert/strict";
+import {
+  encodeParam,
+  formatInvite,
+  InvalidInviteError,
+  newToken,
+  parseInvite,
+} from "../../src/securejoin/invite.ts";
+
+const FPR = "0B2C6C0C6A2D3E4F5A6B7C8D9E0F1A2B3C4D08A4";
+const I = "RqiMPXUB0bRmGAer3ziaFH7I";
+const S = "ql5vOJ2niBKPf7kOlreor9Cp";
+
+Deno.test("formatInvite() writes the legacy OPENPGP4FPR form with Delta Chat's escaping and no v=3", () => {
+  const link = formatInvite({
+    fingerprint: FPR.toLowerCase(),
+    addr: "tpe0nuyz1@_bars.test",
+    name: "Gateway",
+    inviteNumber: I,
+    auth: S,
+  });
+  assert.equal(link, `OPENPGP4FPR:${FPR}#a=tpe0nuyz1%40_bars.test&n=Gateway&i=${I}&s=${S}`);
+  assert.doesNotMatch(link, /v=3/);
+  assert.equal(encodeParam("Edge GW-1 ü"), "Edge+GW%2D1+%C3%BC");
+});
+
+Deno.test("parseInvite() round-trips and decodes + and percent escapes", () => {
+  const link = formatInvite({
+    fingerprint: FPR,
+    addr: "gw@relay.test",
+    name: "Edge GW-1 ü",
+    inviteNumber: I,
+    auth: S,
+  });
+  const inv = parseInvite(link);
+  assert.deepEqual([inv.kind, inv.fingerprint, inv.addr, inv.name, inv.inviteNumber, inv.auth], [
+    "contact",
+    FPR,
+    "gw@relay.test",
+    "Edge GW-1 ü",
+    I,
+    S,
+  ]);
+});
+
+Deno.test("parseInvite() accepts Delta Chat's https form with v=3 and relays, and %23 for #", () => {
+  const inv = parseInvite(
+    `https://i.delta.chat/#${FPR}&v=3&i=${I}&s=${S}&a=alice%40x.test&r=b%40y.test,c%40z.test&n=Alice`,
+  );
+  assert.deepEqual([inv.kind, inv.version, inv.addr, inv.name, inv.relays], [
+    "contact",
+    3,
+    "alice@x.test",
+    "Alice",
+    ["b@y.test", "c@z.test"],
+  ]);
+  assert.equal(parseInvite(`openpgp4fpr:${FPR}%23a=a%40b.c&i=${I}&s=${S}`).inviteNumber, I);
+  const group = parseInvite(
+    `OPENPGP4FPR:${FPR}#x=grp123456789&i=${I}&s=${S}&a=a%40b.c&n=G&g=Spike+group`,
+  );
+  assert.deepEqual([group.kind, group.groupId, group.groupName], [
+    "group",
+    "grp123456789",
+    "Spike group",
+  ]);
+});
+
+Deno.test("parseInvite() tells a fingerprint-only link from an invite and cuts long names as Delta Chat does", () => {
+  assert.equal(parseInvite(`OPENPGP4FPR:${FPR}#a=a%40b.c`).kind, "fingerprint");
+  const long = formatInvite({
+    fingerprint: FPR,
+    addr: "a@b.c",
+    name: "A very long gateway display name",
+    inviteNumber: I,
+    auth: S,
+  });
+  assert.equal(parseInvite(long).name, "A very long gateway displ…".slice(0, 24) + "…");
+});
+
+Deno.test("parseInvite() explains what is wrong", () => {
+  const cases: [string, RegExp][] = [
+    ["hello", /not an invite link/],
+    [
+      `OPENPGP4FPR:ABC#a=a%40b.c&i=${I}&s=${S}`,
+      /invalid fingerprint in invite link: fingerprint must have 40 hex digits, got 3/,
+    ],
+    [`OPENPGP4FPR:${FPR}#i=${I}&s=${S}`, /no valid address/],
+    [`OPENPGP4FPR:${FPR}#a=a%40b.c&i=short&s=${S}`, /i= must be 11-32 base64url/],
+    [`OPENPGP4FPR:${FPR}#a=%E0%A4%A&i=${I}&s=${S}`, /not valid percent-encoding/],
+  ];
+  for (const [link, re] of cases) {
+    assert.throws(
+      () => parseInvite(link),
+      (e: Error) => e instanceof InvalidInviteError && re.test(e.message),
+      link,
+    );
+  }
+});
+
+Deno.test("newToken() makes 24 base64url characters from 18 random bytes", () => {
+  const t = newToken(() => new Uint8Array(18).fill(0xfb));
+  assert.equal(t, "-_v7-_v7-_v7-_v7-_v7-_v7");
+  assert.match(newToken(), /^[A-Za-z0-9_-]{24}$/);
+});
