@@ -61,7 +61,7 @@ Deno.test("DataDirLock is exclusive across processes and released on exit", asyn
 });
 
 /** Runs `fn` with `dir` bind-mounted read-only (the test runner's private mount namespace). */
-async function withReadOnly(dir: string, fn: () => void): Promise<void> {
+function withReadOnly(dir: string, fn: () => void): void {
   const mount = (args: string[]) => new Deno.Command("mount", { args }).outputSync();
   const ok = mount(["--bind", dir, dir]).success && mount(["-o", "remount,bind,ro", dir]).success;
   try {
@@ -79,7 +79,7 @@ Deno.test({
     await using tmp = await makeTempDir("ro");
     prepareAccountsDir(tmp.path);
     const accounts = `${tmp.path}/accounts`;
-    await withReadOnly(accounts, () => {
+    withReadOnly(accounts, () => {
       assert.throws(
         () => prepareAccountsDir(tmp.path),
         (e: Error) =>
@@ -89,7 +89,7 @@ Deno.test({
           ),
       );
     });
-    await withReadOnly(tmp.path, () => {
+    withReadOnly(tmp.path, () => {
       const fresh = `${tmp.path}`;
       assert.throws(() => prepareAccountsDir(fresh), StartupError);
     });
