@@ -1,0 +1,110 @@
+/**
+ * Thin wrapper over OpenPGP.js for chat mail: encrypt to every recipient plus self and sign,
+ * with anonymous (wildcard) key IDs as Delta Chat writes them; decrypt first, then verify against
+ * the key the decrypted MIME names (the sender's key travels inside the encrypted part). Pure.
+ */
+import * as openpgp from "openpgp";
+
+/** Decompressed plaintext limit: Delta Chat compresses with ZLIB, so a bomb is a real risk. */
+export const MAX_PLAINTEXT_BYTES = 64 * 1024 * 1024;
+
+/** A message that could not be decrypted or verified; the message says why. */
+export class PgpError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "PgpError";
+  }
+}
+
+/** Reads a binary transferable public key (Autocrypt keydata). */
+export async function readPublicKey(binary: Uint8Array): Promise<openpgp.PublicKey> {
+  try {
+    return await openpgp.readKey({ binaryKey: binary });
+  } catch (cause) {
+    throw new PgpError("not a usable OpenPGP public key", { cause });
+  }
+}
+
+/** Reads the stored armored private key. */
+export async function readPrivateKey(armored: string): Promise<openpgp.PrivateKey> {
+  return await openpgp.readPrivateKey({ armoredKey: armored });
+}
+
+/** Upper-case hex fingerprint, Delta Chat's spelling. */
+export function fingerprintOf(key: openpgp.Key): string {
+  return key.getFingerprint().toUpperCase();
+}
+
+/** Encrypts `plaintext` (binary literal data) to `recipients` and self, signed by `signingKey`. */
+export async function encryptAndSign(p: {
+  plaintext: Uint8Array;
+  recipients: readonly openpgp.PublicKey[];
+  signingKey: openpgp.PrivateKey;
+  compress?: boolean;
+}): Promise<Uint8Array> {
+  const message = await openpgp.createMessage({ binary: p.plaintext });
+  return await openpgp.encrypt({
+    message,
+    encryptionKeys: [...p.recipients, p.signingKey.toPublic()],
+    signingKeys: p.signingKey,
+    wildcard: true,
+    format: "binary",
+    config: p.compress
+      ? { preferredCompressionAlgorithm: openpgp.enums.compression.zlib }
+      : undefined,
+  }) as Uint8Array;
+}
+
+/** A decrypted message whose signature is checked separately (see `verify`). */
+export interface Decrypted {
+  readonly plaintext: Uint8Array;
+  /** Checks the signature against `keys`; the issuer's fingerprint when one is valid. */
+  verify(
+    keys: readonly openpgp.PublicKey[],
+  ): Promise<{ valid: boolean; signerFingerprint?: string }>;
+}
+
+/** Decrypts a binary message with `key`; throws PgpError (wrong key, tampering, too large). */
+export async function decryptMessage(
+  ciphertext: Uint8Array,
+  key: openpgp.PrivateKey,
+  maxBytes = MAX_PLAINTEXT_BYTES,
+): Promise<Decrypted> {
+  let decrypted: openpgp.Message<Uint8Array>;
+  try {
+    const message = await openpgp.readMessage({ binaryMessage: ciphertext });
+    decrypted = await message.decrypt([key], undefined, undefined, undefined, {
+      ...openpgp.config,
+      maxDecompressedMessageSize: maxBytes,
+    });
+  } catch (cause) {
+    throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
+  }
+  const data = decrypted.getLiteralData();
+  if (!(data instanceof Uint8Array)) throw new PgpError("cannot decrypt: literal data is a stream");
+  const plaintext = data;
+  let checked = false;
+  return {
+    plaintext,
+    async verify(keys) {
+      if (checked) throw new PgpError("verify() may be called once per decrypted message");
+      checked = true;
+      const sigs = await decrypted.verify([...keys]);
+      for (const s of sigs) {
+        try {
+          await s.verified;
+          const sig = await s.signature;
+          const issuer = sig.packets[0].issuerFingerprint;
+          const fpr = issuer
+            ? Array.from(issuer, (b) => b.toString(16).padStart(2, "0")).join("").toUpperCase()
+            : undefined;
+          const primary = keys.find((k) =>
+            k.getKeys().some((sub) => sub.getFingerprint().toUpperCase() === fpr)
+          );
+          return { valid: true, signerFingerprint: primary ? fingerprintOf(primary) : fpr };
+        } catch { /* try the next signature */ }
+      }
+      return { valid: false };
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The outer message of an encrypted chat mail as chatmail relays accept it and Delta Chat writes
+ * it: `multipart/encrypted` with exactly two parts (`Version: 1`, then the armored message), the
+ * address-only From, hidden recipients, `[...]` subject. All CRLF. Pure: values in, bytes out.
+ */
+import { armorMessage } from "../crypto/armor.ts";
+
+/** Inputs of the outer envelope; the real headers live in the encrypted part. */
+export interface EnvelopeInput {
+  readonly from: string;
+  readonly messageId: string;
+  /** The Date header value (callers pass a past, randomized time as Delta Chat does). */
+  readonly date: Date;
+  readonly ciphertext: Uint8Array;
+  /** Boundary string (random in production; fixed in tests). */
+  readonly boundary: string;
+  /** Extra outer headers, e.g. `Chat-Is-Post-Message: 1`. */
+  readonly extra?: readonly [string, string][];
+}
+
+/** RFC 5322 date in UTC. */
+export function rfc5322Date(d: Date): string {
+  return d.toUTCString().replace("GMT", "+0000");
+}
+
+/** Renders the outer `multipart/encrypted` message. */
+export function renderEncryptedEnvelope(e: EnvelopeInput): Uint8Array {
+  const headers: [string, string][] = [
+    [
+      "Content-Type",
+      `multipart/encrypted; protocol="application/pgp-encrypted";\r\n boundary="${e.boundary}"`,
+    ],
+    ["MIME-Version", "1.0"],
+    ["From", `<${e.from}>`],
+    ["To", '"hidden-recipients": ;'],
+    ["Subject", "[...]"],
+    ["Date", rfc5322Date(e.date)],
+    ["Message-ID", e.messageId],
+    ["Chat-Version", "1.0"],
+    ...(e.extra ?? []),
+  ];
+  const b = `--${e.boundary}`;
+  const text = headers.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n" +
+    `${b}\r\nContent-Type: application/pgp-encrypted; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\n\r\nVersion: 1\r\n\r\n` +
+    `${b}\r\nContent-Type: application/octet-stream; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\n\r\n` +
+    armorMessage(e.ciphertext) + `${b}--\r\n`;
+  return new TextEncoder().encode(text);
+}
