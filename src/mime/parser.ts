@@ -1,0 +1,253 @@
+/**
+ * Defensive MIME parser for received mail: headers (unfolded, RFC 2047 decoded on request),
+ * nested multiparts, base64 / quoted-printable bodies, RFC 2231 parameters. Pure and bounded:
+ * hostile input ends in a MimeParseError, never a crash or unbounded work.
+ */
+
+/** Mail that cannot be parsed within the limits; the message says what was wrong. */
+export class MimeParseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MimeParseError";
+  }
+}
+
+/** Bounds on hostile input. */
+export const MIME_LIMITS = { maxHeaderBytes: 256 * 1024, maxParts: 500, maxDepth: 12 } as const;
+
+/** A header value with its parameters (`type/subtype; k=v`). */
+export interface ParamValue {
+  readonly value: string;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** One MIME entity. Leaves carry a decoded `body`; multiparts carry `parts`. */
+export interface MimePart {
+  readonly headers: MimeHeaders;
+  readonly contentType: ParamValue;
+  readonly disposition?: ParamValue;
+  readonly body: Uint8Array;
+  readonly parts: readonly MimePart[];
+}
+
+const utf8 = new TextDecoder("utf-8");
+
+/** Bytes as a string of char codes 0-255 (WHATWG "latin1" is windows-1252, which is not 1:1). */
+function binaryString(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let i = 0; i < bytes.length; i += 8192) {
+    parts.push(String.fromCharCode(...bytes.subarray(i, i + 8192)));
+  }
+  return parts.join("");
+}
+
+function toBytes(binary: string): Uint8Array {
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  return out;
+}
+
+/** Case-insensitive, multi-valued, unfolded header fields in order. */
+export class MimeHeaders {
+  readonly #fields: [string, string][];
+  constructor(fields: [string, string][]) {
+    this.#fields = fields;
+  }
+  /** The first value of `name` (raw, unfolded), or undefined. */
+  get(name: string): string | undefined {
+    const n = name.toLowerCase();
+    return this.#fields.find(([k]) => k === n)?.[1];
+  }
+  /** Every value of `name`, in order. */
+  getAll(name: string): string[] {
+    const n = name.toLowerCase();
+    return this.#fields.filter(([k]) => k === n).map(([, v]) => v);
+  }
+  /** All fields as `[lower-case name, value]`. */
+  entries(): readonly [string, string][] {
+    return this.#fields;
+  }
+}
+
+function parseHeaderBlock(block: string): MimeHeaders {
+  if (block.length > MIME_LIMITS.maxHeaderBytes) {
+    throw new MimeParseError(
+      `header section is ${block.length} bytes, over the ${MIME_LIMITS.maxHeaderBytes} limit`,
+    );
+  }
+  const fields: [string, string][] = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (/^[ \t]/.test(line) && fields.length > 0) {
+      fields[fields.length - 1][1] += " " + line.trim();
+    } else {
+      const colon = line.indexOf(":");
+      if (colon <= 0) continue; // not a header line: ignored, as mail clients do
+      const value = utf8.decode(toBytes(line.slice(colon + 1).trim())); // 8-bit headers are UTF-8
+      fields.push([line.slice(0, colon).trim().toLowerCase(), value]);
+    }
+  }
+  return new MimeHeaders(fields);
+}
+
+/** Parses `value; a=b; c="d"`, including RFC 2231 `k*=utf-8''..` and `k*0*=` continuations. */
+export function parseParamValue(raw: string | undefined): ParamValue {
+  const text = raw ?? "";
+  const semi = text.indexOf(";");
+  const value = (semi < 0 ? text : text.slice(0, semi)).trim().toLowerCase();
+  const params: Record<string, string> = {};
+  const pieces: Record<string, { i: number; v: string; enc: boolean }[]> = {};
+  const re = /;\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/g;
+  for (const m of (semi < 0 ? "" : text.slice(semi)).matchAll(re)) {
+    let key = m[1].toLowerCase();
+    let v = m[2].trim();
+    if (v.startsWith('"')) v = v.slice(1, -1).replace(/\\(.)/g, "$1");
+    const cont = /^(.+?)\*(\d+)?(\*)?$/.exec(key);
+    if (cont) {
+      key = cont[1];
+      (pieces[key] ??= []).push({
+        i: Number(cont[2] ?? 0),
+        v,
+        enc: cont[3] !== undefined || cont[2] === undefined,
+      });
+    } else params[key] = v;
+  }
+  for (const [key, list] of Object.entries(pieces)) {
+    list.sort((a, b) => a.i - b.i);
+    let charset = "utf-8";
+    const joined = list.map((p, idx) => {
+      let v = p.v;
+      if (idx === 0 && p.enc) {
+        const m = /^([^']*)'[^']*'(.*)$/.exec(v);
+        if (m) [charset, v] = [m[1] || "utf-8", m[2]];
+      }
+      return p.enc
+        ? v.replace(/%([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)))
+        : v;
+    }).join("");
+    params[key] = decodeCharset(toBytes(joined), charset);
+  }
+  return { value, params };
+}
+
+/** Decodes bytes in `charset` (utf-8, latin1/iso-8859-x, ascii; unknown → utf-8, lax). */
+export function decodeCharset(bytes: Uint8Array, charset = "utf-8"): string {
+  try {
+    return new TextDecoder(charset.toLowerCase()).decode(bytes);
+  } catch {
+    return utf8.decode(bytes);
+  }
+}
+
+/** Decodes RFC 2047 encoded words (`=?utf-8?B?..?=`, `=?..?Q?..?=`) in a header value. */
+export function decodeEncodedWords(value: string): string {
+  return value.replace(/\?=\s+=\?/g, "?==?").replace(
+    /=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g,
+    (_, charset: string, enc: string, text: string) => {
+      const bytes = enc.toUpperCase() === "B" ? decodeBase64Lenient(text) : toBytes(
+        text.replace(/_/g, " ").replace(
+          /=([0-9A-Fa-f]{2})/g,
+          (_m, h) => String.fromCharCode(parseInt(h, 16)),
+        ),
+      );
+      return decodeCharset(bytes, charset.replace(/\*.*$/, ""));
+    },
+  );
+}
+
+function decodeBase64Lenient(text: string): Uint8Array {
+  const clean = text.replace(/[^A-Za-z0-9+/]/g, "");
+  const padded = clean + "===".slice((clean.length + 3) % 4);
+  try {
+    return toBytes(
+      atob(padded.length % 4 === 0 ? padded : clean.slice(0, clean.length - (clean.length % 4))),
+    );
+  } catch {
+    throw new MimeParseError("body is not valid base64");
+  }
+}
+
+function decodeQuotedPrintable(text: string): Uint8Array {
+  const joined = text.replace(/=\r?\n/g, "");
+  return toBytes(
+    joined.replace(/=([0-9A-Fa-f]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16))),
+  );
+}
+
+function decodeBody(binary: string, encoding: string | undefined): Uint8Array {
+  switch ((encoding ?? "7bit").trim().toLowerCase()) {
+    case "base64":
+      return decodeBase64Lenient(binary);
+    case "quoted-printable":
+      return decodeQuotedPrintable(binary);
+    default:
+      return toBytes(binary);
+  }
+}
+
+/** Splits an entity into header block and body at the first empty line. */
+function splitEntity(binary: string): [string, string] {
+  const m = /\r?\n\r?\n/.exec(binary);
+  if (!m) return [binary, ""];
+  return [binary.slice(0, m.index), binary.slice(m.index + m[0].length)];
+}
+
+function splitMultipart(body: string, boundary: string): string[] {
+  const delim = `--${boundary}`;
+  const parts: string[] = [];
+  const first = body.startsWith(delim) ? -1 : body.indexOf(`\n${delim}`);
+  if (!body.startsWith(delim) && first < 0) {
+    throw new MimeParseError(`multipart boundary "${boundary}" never occurs`);
+  }
+  let cursor = first + 1; // start of the first delimiter line
+  while (cursor >= 0) {
+    const lineEnd = body.indexOf("\n", cursor);
+    if (body.startsWith(`${delim}--`, cursor) || lineEnd < 0) break;
+    const next = body.indexOf(`\n${delim}`, lineEnd);
+    const end = next < 0 ? body.length : next;
+    parts.push(body.slice(lineEnd + 1, end > 0 && body[end - 1] === "\r" ? end - 1 : end));
+    if (parts.length > MIME_LIMITS.maxParts) {
+      throw new MimeParseError(`more than ${MIME_LIMITS.maxParts} MIME parts`);
+    }
+    cursor = next < 0 ? -1 : next + 1;
+  }
+  return parts;
+}
+
+function parseEntity(binary: string, depth: number, budget: { parts: number }): MimePart {
+  if (depth > MIME_LIMITS.maxDepth) {
+    throw new MimeParseError(`MIME nesting deeper than ${MIME_LIMITS.maxDepth}`);
+  }
+  if (++budget.parts > MIME_LIMITS.maxParts) {
+    throw new MimeParseError(`more than ${MIME_LIMITS.maxParts} MIME parts`);
+  }
+  const [head, rawBody] = splitEntity(binary);
+  const headers = parseHeaderBlock(head);
+  const contentType = parseParamValue(
+    headers.get("content-type") ?? "text/plain; charset=us-ascii",
+  );
+  const dispRaw = headers.get("content-disposition");
+  const disposition = dispRaw === undefined ? undefined : parseParamValue(dispRaw);
+  if (contentType.value.startsWith("multipart/")) {
+    const boundary = contentType.params.boundary;
+    if (!boundary) throw new MimeParseError(`${contentType.value} without a boundary parameter`);
+    const parts = splitMultipart(rawBody, boundary).map((p) => parseEntity(p, depth + 1, budget));
+    return { headers, contentType, disposition, body: new Uint8Array(), parts };
+  }
+  const body = decodeBody(rawBody, headers.get("content-transfer-encoding"));
+  return { headers, contentType, disposition, body, parts: [] };
+}
+
+/** Parses a whole message. Throws MimeParseError for input beyond the limits. */
+export function parseMime(raw: Uint8Array): MimePart {
+  return parseEntity(binaryString(raw), 0, { parts: 0 });
+}
+
+/** The text of a leaf part, decoded with its charset. */
+export function partText(part: MimePart): string {
+  return decodeCharset(part.body, part.contentType.params.charset ?? "utf-8");
+}
+
+/** All leaves in document order (depth first). */
+export function leaves(part: MimePart): MimePart[] {
+  return part.parts.length === 0 ? [part] : part.parts.flatMap(leaves);
+}
