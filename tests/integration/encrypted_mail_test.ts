@@ -76,6 +76,7 @@ Deno.test({
       await imap.mailboxOpen("INBOX");
       let source: Uint8Array | undefined;
       for (let i = 0; i < 50 && !source; i++) {
+        await imap.noop(); // imapflow answers from its cached EXISTS count until a command updates it
         const msg = await imap.fetchOne("*", { source: true }).catch(() => false);
         if (typeof msg === "object" && msg.source) source = new Uint8Array(msg.source);
         else await new Promise((r) => setTimeout(r, 100));
