@@ -173,10 +173,14 @@ Deno.test({
         true,
       ]);
     } catch (err) {
-      console.error(bob.warnings().join("
-"));
+      console.error(bob.warnings().join("\n"));
       for (const f of ["postfix.log", "filter.log"]) {
-        console.error(await Deno.readTextFile(`${relay.dir}/log/${f}`).then((t) => t.slice(-4000), () => `(no ${f})`));
+        console.error(
+          await Deno.readTextFile(`${relay.dir}/log/${f}`).then(
+            (t) => t.slice(-4000),
+            () => `(no ${f})`,
+          ),
+        );
       }
       throw err;
     } finally {
