@@ -8,6 +8,7 @@ import type { ConnectivityMonitor } from "../core/connectivity.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { createImapClient } from "./imap_client.ts";
+import { type DeliverMail, drainInbox } from "./inbox_drain.ts";
 import { describeEndpoint, type ServerParams } from "./server_params.ts";
 
 const log = logger("imap");
@@ -20,6 +21,8 @@ export interface ImapLoopOptions {
   readonly events: EventSink;
   /** Called with the mailbox's message count when mail arrives (and once after connecting). */
   readonly onNewMail?: (exists: number) => void;
+  /** When set, every message is handed to it and deleted once it resolved (see inbox_drain.ts). */
+  readonly deliver?: DeliverMail;
   /** NOOP interval while idle (default 15 s). */
   readonly heartbeatMs?: number;
   /** Back-off bounds in ms (default 500 … 30 000). */
@@ -99,7 +102,11 @@ export class ImapLoop {
       })
     );
     client.on("error", (err: Error) => log.warn("IMAP connection error", { error: err.message }));
-    client.on("exists", (d: { count: number }) => this.#opts.onNewMail?.(d.count));
+    const drain = this.#drainer(client);
+    client.on("exists", (d: { count: number }) => {
+      this.#opts.onNewMail?.(d.count);
+      drain();
+    });
     let wasConnected = false;
     try {
       await client.connect();
@@ -112,6 +119,7 @@ export class ImapLoop {
       });
       log.info("connected", { server: describeEndpoint(params.imap) });
       this.#opts.onNewMail?.(box.exists);
+      drain();
       await this.#idleLoop(client, signal, closedP, () => closed);
     } catch (err) {
       if (!signal.aborted) {
@@ -125,6 +133,32 @@ export class ImapLoop {
       this.#client = undefined;
     }
     return wasConnected;
+  }
+
+  /** A trigger that runs inbox passes one at a time, with one more pass if mail came meanwhile. */
+  #drainer(client: Client): () => void {
+    const deliver = this.#opts.deliver;
+    if (!deliver) return () => {};
+    const skip = new Set<number>();
+    let running = false;
+    let again = false;
+    const run = async () => {
+      running = true;
+      try {
+        do {
+          again = false;
+          while (await drainInbox(client, deliver, skip) > 0) { /* until a pass finds nothing */ }
+        } while (again);
+      } catch (err) {
+        log.warn("inbox pass failed", { error: err instanceof Error ? err.message : String(err) });
+      } finally {
+        running = false;
+      }
+    };
+    return () => {
+      if (running) again = true;
+      else void run();
+    };
   }
 
   async #idleLoop(

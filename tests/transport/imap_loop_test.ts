@@ -1,0 +1,77 @@
+/**
+ * ImapLoop against the real relay: mail is handed to `deliver` in order and deleted only after
+ * it resolved; a message whose delivery throws stays on the server and does not block the next.
+ */
+import assert from "node:assert/strict";
+import { ConnectivityMonitor } from "../../src/core/connectivity.ts";
+import { createImapClient } from "../../src/transport/imap_client.ts";
+import { ImapLoop } from "../../src/transport/imap_loop.ts";
+import { createSmtpTransport } from "../../src/transport/smtp_client.ts";
+import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+
+Deno.test({
+  name: "ImapLoop delivers new mail in order, deletes it after delivery, keeps what failed",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false, headerCleanup: false });
+    const acc = await relay.register();
+    const imap = {
+      host: relay.host,
+      port: relay.imapsPort,
+      security: "ssl" as const,
+      user: acc.email,
+    };
+    const smtp = {
+      host: relay.host,
+      port: relay.smtpsPort,
+      security: "ssl" as const,
+      user: acc.email,
+    };
+    const delivered: string[] = [];
+    let resolveAll: () => void;
+    const allSeen = new Promise<void>((r) => resolveAll = r);
+    const attempts: string[] = [];
+    const events = { publish: () => {} };
+    const loop = new ImapLoop({
+      params: { imap, smtp },
+      password: acc.password,
+      connectivity: new ConnectivityMonitor(events),
+      events,
+      deliver: (raw) => {
+        const text = new TextDecoder().decode(raw);
+        const subject = /^Subject: (.*)$/m.exec(text)?.[1].trim() ?? "?";
+        attempts.push(subject);
+        if (attempts.length >= 3) resolveAll();
+        if (subject === "bad") return Promise.reject(new Error("cannot parse (test)"));
+        delivered.push(subject);
+        return Promise.resolve();
+      },
+    });
+    const stop = new AbortController();
+    loop.start(stop.signal);
+    const transport = createSmtpTransport(smtp, acc.password);
+    try {
+      for (const subject of ["one", "bad", "three"]) {
+        await transport.sendMail({ from: acc.email, to: acc.email, subject, text: subject });
+      }
+      const timer = setTimeout(() => resolveAll(), 20_000);
+      await allSeen;
+      clearTimeout(timer);
+      await new Promise((r) => setTimeout(r, 500)); // let the delete land
+    } finally {
+      transport.close();
+      stop.abort();
+      await loop.stop();
+    }
+    assert.deepEqual(delivered, ["one", "three"]);
+    const check = createImapClient(imap, acc.password);
+    check.on("error", () => {});
+    await check.connect();
+    try {
+      const box = await check.mailboxOpen("INBOX");
+      assert.equal(box.exists, 1, "only the failed message is left on the server");
+    } finally {
+      await check.logout().catch(() => check.close());
+    }
+  },
+});
