@@ -1,20 +1,29 @@
-/** The live connectivity level (SPEC §3), published as `ConnectivityChanged` when it changes. */
+/**
+ * The live connectivity level (SPEC §3: 0 not configured, 1000 not connected, 2000 connecting,
+ * 3000 working, 4000 connected), published as `ConnectivityChanged` only when it changes.
+ */
+import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";
 import type { ConnectivitySource } from "../services.ts";
 
-/** Holds the current level; the IMAP loop sets it. */
+/** Holds the current level; the IMAP loop sets it, `get_connectivity` and `/health` read it. */
 export class ConnectivityMonitor implements ConnectivitySource {
   #level: number;
 
-  constructor(private readonly events: EventSink, initial = 0) {
+  /** Starts at `initial` (0, "not configured", unless the daemon knows better) without an event. */
+  constructor(
+    private readonly events: EventSink,
+    initial: number = Connectivity.NOT_CONFIGURED,
+  ) {
     this.#level = initial;
   }
 
+  /** The current level. */
   level(): number {
     return this.#level;
   }
 
-  /** Sets the level; publishes an event only when it changed. */
+  /** Sets the level; publishes `{kind: "ConnectivityChanged", connectivity}` only on change. */
   set(level: number): void {
     if (level === this.#level) return;
     this.#level = level;

@@ -4,11 +4,12 @@
  */
 import { ACCOUNT_ID, DataDirLayout } from "../constants.ts";
 import { StartupError } from "../errors.ts";
-import { assertWritable, errText } from "./data_dir.ts";
+import { assertWritable, errText, securePrivate } from "./data_dir.ts";
 
 /** Paths of the one account's files. */
 export interface AccountPaths {
   readonly accountsDir: string;
+  readonly indexPath: string;
   readonly databasePath: string;
   readonly blobDir: string;
   /** True when the index did not exist before this start. */
@@ -20,69 +21,98 @@ interface AccountsIndex {
   readonly accounts: readonly { id: number; dir: string }[];
 }
 
-function exists(path: string): boolean {
+/** Stat that answers undefined for a missing path and a StartupError for anything else. */
+function statIfExists(path: string): Deno.FileInfo | undefined {
   try {
-    Deno.statSync(path);
-    return true;
+    return Deno.statSync(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
-      return false;
+      return undefined;
     }
     throw new StartupError(`Cannot inspect ${path}: ${errText(err)}`, undefined, { cause: err });
   }
 }
 
-function isNonEmptyDir(path: string): boolean {
+/** Up to three entry names of `dir` (none when it is missing). */
+function someEntries(dir: string): string[] {
+  const names: string[] = [];
   try {
-    for (const _ of Deno.readDirSync(path)) return true;
-    return false;
+    for (const e of Deno.readDirSync(dir)) {
+      names.push(e.name);
+      if (names.length === 3) break;
+    }
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
-    if (err instanceof Deno.errors.NotADirectory) return true;
-    throw new StartupError(`Cannot inspect ${path}: ${errText(err)}`, undefined, { cause: err });
+    if (err instanceof Deno.errors.NotFound) return [];
+    throw new StartupError(`Cannot inspect ${dir}: ${errText(err)}`, undefined, { cause: err });
   }
+  return names;
+}
+
+function notEmpty(path: string, names: string[]): StartupError {
+  return new StartupError(
+    `accounts directory is not empty: ${path} holds files (${names.join(", ")})` +
+      ` but no accounts index; start again from an empty data directory`,
+  );
+}
+
+/** Creates a private directory; `what` names it in the error. */
+function privateDir(path: string, what: string): void {
+  const fail = (cause: unknown) =>
+    new StartupError(`Failed to secure ${what} ${path}: ${errText(cause)}`, undefined, { cause });
+  try {
+    Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch (cause) {
+    throw fail(cause);
+  }
+  securePrivate(path, 0o700, fail);
 }
 
 /** Creates (or checks) `<dataDir>/accounts` and its index; returns the account's paths. */
 export function prepareAccountsDir(dataDir: string): AccountPaths {
   const accountsDir = `${dataDir}/${DataDirLayout.ACCOUNTS_DIR}`;
   const indexPath = `${dataDir}/${DataDirLayout.ACCOUNTS_INDEX}`;
-  const created = !exists(indexPath);
-  if (created) {
-    const license = exists(`${dataDir}/${DataDirLayout.LICENSE_FILE}`);
-    if (license || isNonEmptyDir(accountsDir)) {
-      throw new StartupError(
-        `accounts directory is not empty: ${dataDir} holds ${
-          license ? "license files" : "account files"
-        } but no accounts index (${indexPath}); start again from an empty data directory`,
-      );
-    }
+  const dirInfo = statIfExists(accountsDir);
+  if (dirInfo !== undefined && !dirInfo.isDirectory) {
+    throw new StartupError(`Accounts directory ${accountsDir} is not a directory`);
   }
+  const created = statIfExists(indexPath) === undefined;
+  if (created) {
+    if (statIfExists(`${dataDir}/${DataDirLayout.LICENSE_FILE}`) !== undefined) {
+      throw notEmpty(dataDir, [DataDirLayout.LICENSE_FILE]);
+    }
+    const foreign = someEntries(accountsDir);
+    if (foreign.length > 0) throw notEmpty(accountsDir, foreign);
+  }
+  privateDir(accountsDir, "accounts directory");
+  assertWritable(accountsDir, `Accounts directory ${accountsDir} is not writable`);
+  // The index first: a crash after it leaves a directory the next start accepts.
+  if (created) writeIndex(indexPath);
+  else readIndex(indexPath);
+  privateDir(`${accountsDir}/${ACCOUNT_ID}`, "account directory");
+  const blobDir = `${dataDir}/${DataDirLayout.BLOB_DIR}`;
+  privateDir(blobDir, "blob directory");
+  const databasePath = `${dataDir}/${DataDirLayout.DATABASE}`;
+  privateFile(databasePath);
+  return { accountsDir, indexPath, databasePath, blobDir, created };
+}
+
+/**
+ * Creates `path` empty with mode 0600 if missing (SQLite then gives its -wal/-shm files the same
+ * mode) and tightens the mode of an existing file.
+ */
+function privateFile(path: string): void {
   try {
-    Deno.mkdirSync(accountsDir, { recursive: true, mode: 0o700 });
-    Deno.chmodSync(accountsDir, 0o700);
+    Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 }).close();
+    securePrivate(path, 0o600, (cause) => cause as Error);
   } catch (cause) {
     throw new StartupError(
-      `Failed to secure accounts directory ${accountsDir}: ${errText(cause)}`,
+      `Cannot create the account database ${path}: ${errText(cause)}`,
       undefined,
       {
         cause,
       },
     );
   }
-  assertWritable(accountsDir, `Accounts directory ${accountsDir} is not writable`);
-  const accountDir = `${accountsDir}/${ACCOUNT_ID}`;
-  const blobDir = `${dataDir}/${DataDirLayout.BLOB_DIR}`;
-  Deno.mkdirSync(blobDir, { recursive: true, mode: 0o700 });
-  Deno.chmodSync(accountDir, 0o700);
-  if (created) writeIndex(indexPath);
-  else readIndex(indexPath);
-  return {
-    accountsDir,
-    databasePath: `${dataDir}/${DataDirLayout.DATABASE}`,
-    blobDir,
-    created,
-  };
 }
 
 function writeIndex(path: string): void {
@@ -91,12 +121,22 @@ function writeIndex(path: string): void {
     accounts: [{ id: ACCOUNT_ID, dir: String(ACCOUNT_ID) }],
   };
   const tmp = `${path}.tmp`;
-  Deno.writeTextFileSync(tmp, JSON.stringify(index, null, 2) + "\n", { mode: 0o600 });
-  Deno.renameSync(tmp, path);
+  try {
+    Deno.writeTextFileSync(tmp, JSON.stringify(index, null, 2) + "\n", { mode: 0o600 });
+    Deno.renameSync(tmp, path);
+  } catch (cause) {
+    throw new StartupError(
+      `Cannot write the accounts index ${path}: ${errText(cause)}`,
+      undefined,
+      {
+        cause,
+      },
+    );
+  }
 }
 
 function readIndex(path: string): void {
-  let index: AccountsIndex;
+  let index: Partial<AccountsIndex>;
   try {
     index = JSON.parse(Deno.readTextFileSync(path));
   } catch (cause) {
@@ -104,7 +144,9 @@ function readIndex(path: string): void {
       cause,
     });
   }
-  if (!Array.isArray(index.accounts) || !index.accounts.some((a) => a.id === ACCOUNT_ID)) {
-    throw new StartupError(`accounts index ${path} does not list account ${ACCOUNT_ID}`);
+  if (!Array.isArray(index?.accounts) || !index.accounts.some((a) => a?.id === ACCOUNT_ID)) {
+    throw new StartupError(
+      `accounts index ${path} does not list account ${ACCOUNT_ID}; start again from an empty data directory`,
+    );
   }
 }

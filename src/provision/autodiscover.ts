@@ -1,8 +1,8 @@
 /**
  * Step 5 of provisioning: find the account's IMAP and SMTP servers. The relay's own autoconfig
- * (from EDGE_SERVER) is asked first; then Delta Chat's order for the address's domain (probed in
- * parallel, earliest source wins); then host/port guessing. Every choice is proven by real IMAP
- * and SMTP logins before it is accepted.
+ * (EDGE_SERVER's origin) is asked first; then Delta Chat's order for the address's domain (all
+ * probed in parallel, each with a timeout, the earliest source in that order wins); then host/port
+ * guessing. A choice counts only once real IMAP and SMTP logins succeeded.
  */
 import type { RelayTarget } from "../config.ts";
 import { StartupError } from "../errors.ts";
@@ -15,28 +15,45 @@ import {
   parseOutlookAutodiscover,
   type ServerCandidates,
 } from "./autoconfig_xml.ts";
+import { checkCandidates, type LoginCheckers } from "./login_check.ts";
 
 const log = logger("autodiscover");
 
+/** Largest autoconfig document read (real ones are a few KiB). */
+const MAX_DOCUMENT_BYTES = 256 * 1024;
+/** Outlook redirects followed at most (Delta Chat's limit). */
+const MAX_REDIRECTS = 10;
+
 /** Test seams and limits. */
-export interface AutodiscoverDeps {
+export interface AutodiscoverDeps extends LoginCheckers {
   readonly fetch: typeof fetch;
-  readonly verifyImap: (e: Endpoint, password: string) => Promise<void>;
-  readonly verifySmtp: (e: Endpoint, password: string) => Promise<void>;
+  /** Time limit of one document probe (connect + body) in ms. */
   readonly probeTimeoutMs: number;
+  /** Time limit of one login attempt in ms. */
+  readonly loginTimeoutMs?: number;
   readonly allowPlaintext: boolean;
   readonly events?: EventSink;
 }
 
-interface Source {
+/** One place that may publish server settings. */
+export interface Source {
   readonly name: string;
   readonly url: string;
   readonly format: "mozilla" | "outlook";
 }
 
+/** The relay's own autoconfig document (may be `http://127.0.0.1:port` in tests). */
+export function relaySource(relay: RelayTarget): Source {
+  return {
+    name: "relay autoconfig",
+    url: `${relay.origin}/.well-known/autoconfig/mail/config-v1.1.xml`,
+    format: "mozilla",
+  };
+}
+
 /** The autoconfig URLs for `addr`, in Delta Chat's order (protocols.md §9). */
 export function domainSources(addr: string): Source[] {
-  const domain = addr.split("@")[1];
+  const domain = addr.slice(addr.lastIndexOf("@") + 1);
   const q = encodeURIComponent(addr).replace(/%2E/gi, ".");
   return [
     {
@@ -63,87 +80,55 @@ export function domainSources(addr: string): Source[] {
   ];
 }
 
-/** Host/port guesses when no document is found: imap./smtp., mail., bare domain; SSL then STARTTLS. */
+/** Host/port guesses: imap./smtp., mail., the bare domain; each SSL (993/465) then STARTTLS. */
 export function guessCandidates(addr: string): ServerCandidates {
-  const domain = addr.split("@")[1];
+  const domain = addr.slice(addr.lastIndexOf("@") + 1);
+  const hosts = [[`imap.${domain}`, `smtp.${domain}`], [`mail.${domain}`, `mail.${domain}`], [
+    domain,
+    domain,
+  ]];
   const imap: Endpoint[] = [];
   const smtp: Endpoint[] = [];
-  for (
-    const [ih, sh] of [[`imap.${domain}`, `smtp.${domain}`], [`mail.${domain}`, `mail.${domain}`], [
-      domain,
-      domain,
-    ]]
-  ) {
-    imap.push({ host: ih, port: 993, security: "ssl", user: addr }, {
-      host: ih,
-      port: 143,
-      security: "starttls",
-      user: addr,
-    });
-    smtp.push({ host: sh, port: 465, security: "ssl", user: addr }, {
-      host: sh,
-      port: 587,
-      security: "starttls",
-      user: addr,
-    });
+  for (const [ih, sh] of hosts) {
+    imap.push({ host: ih, port: 993, security: "ssl", user: addr });
+    imap.push({ host: ih, port: 143, security: "starttls", user: addr });
+    smtp.push({ host: sh, port: 465, security: "ssl", user: addr });
+    smtp.push({ host: sh, port: 587, security: "starttls", user: addr });
   }
   return { imap, smtp };
 }
 
-async function fetchSource(
+/** Reads a body up to `max` bytes; throws when it is longer. */
+async function boundedText(res: Response, max: number): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? "0");
+  if (declared > max) throw new Error(`document too large (${declared} bytes)`);
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (bytes.length > max) throw new Error(`document too large (${bytes.length} bytes)`);
+  return new TextDecoder().decode(bytes);
+}
+
+/** Fetches one source (following Outlook redirects) and parses it; rejects on any failure. */
+export async function fetchSource(
   src: Source,
   addr: string,
-  deps: AutodiscoverDeps,
+  deps: Pick<AutodiscoverDeps, "fetch" | "probeTimeoutMs">,
   signal: AbortSignal,
-): Promise<ServerCandidates | undefined> {
+): Promise<ServerCandidates> {
+  const limit = AbortSignal.any([signal, AbortSignal.timeout(deps.probeTimeoutMs)]);
   let url = src.url;
-  for (let hop = 0; hop < 10; hop++) {
-    const res = await deps.fetch(url, {
-      signal: AbortSignal.any([signal, AbortSignal.timeout(deps.probeTimeoutMs)]),
-    });
-    const text = await res.text();
-    if (!res.ok) return undefined;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const res = await deps.fetch(url, { signal: limit, redirect: "follow" });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(`HTTP ${res.status}`);
+    }
+    const text = await boundedText(res, MAX_DOCUMENT_BYTES);
     if (src.format === "mozilla") return parseMozillaAutoconfig(text, addr);
     const next = outlookRedirect(text);
     if (!next) return parseOutlookAutodiscover(text, addr);
     url = next;
   }
-  return undefined;
-}
-
-async function firstWorking(
-  list: Endpoint[],
-  password: string,
-  verify: AutodiscoverDeps["verifyImap"],
-  kind: string,
-): Promise<Endpoint | undefined> {
-  for (const e of list) {
-    try {
-      await verify(e, password);
-      log.info(`${kind} login verified`, { server: describeEndpoint(e) });
-      return e;
-    } catch (err) {
-      log.info(`${kind} login failed`, {
-        server: describeEndpoint(e),
-        reason: err instanceof Error ? err.message : String(err),
-      });
-    }
-  }
-  return undefined;
-}
-
-/** Verifies IMAP and SMTP candidates in parallel; resolves with the first working pair. */
-async function verifyCandidates(
-  c: ServerCandidates,
-  password: string,
-  deps: AutodiscoverDeps,
-): Promise<ServerParams | undefined> {
-  const ok = (e: Endpoint) => deps.allowPlaintext || e.security !== "plain";
-  const [imap, smtp] = await Promise.all([
-    firstWorking(c.imap.filter(ok), password, deps.verifyImap, "IMAP"),
-    firstWorking(c.smtp.filter(ok), password, deps.verifySmtp, "SMTP"),
-  ]);
-  return imap && smtp ? { imap, smtp } : undefined;
+  throw new Error(`more than ${MAX_REDIRECTS} redirects`);
 }
 
 /** Discovers and verifies the servers of `addr`; throws StartupError when nothing works. */
@@ -153,59 +138,80 @@ export async function discoverServers(
   relay: RelayTarget,
   deps: AutodiscoverDeps,
 ): Promise<ServerParams> {
-  const progress = (p: number, comment: string) =>
-    deps.events?.publish({ kind: "ConfigureProgress", progress: p, comment });
-  const abort = new AbortController();
-  const relaySource: Source = {
-    name: "relay autoconfig",
-    url: `${relay.origin}/.well-known/autoconfig/mail/config-v1.1.xml`,
-    format: "mozilla",
+  let last = 0;
+  const progress = (p: number, comment: string) => {
+    last = Math.max(p, last); // never backwards; provision() reports 0 (failed) itself
+    deps.events?.publish({ kind: "ConfigureProgress", progress: last, comment });
   };
-  const tried: string[] = [];
-  const attempt = async (src: Source, pending: Promise<ServerCandidates | undefined>) => {
-    const found = await pending.catch((err) => {
-      log.debug(`${src.name} unavailable`, {
-        url: src.url,
-        reason: err instanceof Error ? err.message : String(err),
-      });
+  const checkOpts = {
+    allowPlaintext: deps.allowPlaintext,
+    timeoutMs: deps.loginTimeoutMs ?? 30_000,
+  };
+  const report: string[] = [];
+  const tryCandidates = async (name: string, found: ServerCandidates) => {
+    const checked = await checkCandidates(found, password, deps, checkOpts);
+    if (checked.params) return checked.params;
+    report.push(`${name}: ${checked.failures.slice(0, 4).join("; ") || "nothing usable"}`);
+    return undefined;
+  };
+  const abort = new AbortController();
+  const attempt = async (src: Source, pending: Promise<ServerCandidates>) => {
+    const t0 = performance.now();
+    let found: ServerCandidates;
+    try {
+      found = await pending;
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      log.info(`${src.name} unavailable`, { url: src.url, reason });
+      report.push(`${src.name}: ${reason}`);
       return undefined;
+    }
+    log.info(`found server settings via ${src.name}`, {
+      url: src.url,
+      imap: found.imap.length,
+      smtp: found.smtp.length,
+      ms: Math.round(performance.now() - t0),
     });
-    tried.push(src.name);
-    if (!found || (found.imap.length === 0 && found.smtp.length === 0)) return undefined;
-    log.info(`found server settings via ${src.name}`, { url: src.url });
-    return await verifyCandidates(found, password, deps);
+    progress(700, `verifying the servers from ${src.name}`);
+    return await tryCandidates(src.name, found);
   };
   try {
-    progress(100, "fetching the relay's autoconfig");
-    const fromRelay = await attempt(
-      relaySource,
-      fetchSource(relaySource, addr, deps, abort.signal),
-    );
-    if (fromRelay) return done(fromRelay, progress);
-    progress(300, "probing the address domain's autoconfig");
-    const sources = domainSources(addr);
+    // The relay first and alone: it answers for every chatmail relay, and then no third party
+    // (the address domain's hosts, Thunderbird's ISPDB) learns about this account.
+    const first = relaySource(relay);
+    progress(100, `checking ${first.name}`);
+    const fromRelay = await attempt(first, fetchSource(first, addr, deps, abort.signal));
+    if (fromRelay) return chosen(fromRelay, first.name, progress);
+    // Then Delta Chat's sources, all probed at once; results are taken in order, so an earlier
+    // source that answers late still wins over a later one that answered first.
+    const sources = domainSources(addr).filter((s) => s.url !== first.url);
     const pending = sources.map((s) => fetchSource(s, addr, deps, abort.signal));
+    pending.forEach((p) => p.catch(() => {})); // rejections are read in order below
     for (const [i, src] of sources.entries()) {
-      const found = await attempt(src, pending[i]);
-      if (found) return done(found, progress);
+      progress(200 + 50 * i, `checking ${src.name}`);
+      const params = await attempt(src, pending[i]);
+      if (params) return chosen(params, src.name, progress);
     }
-    progress(600, "guessing server names");
-    const guessed = await verifyCandidates(guessCandidates(addr), password, deps);
-    if (guessed) return done(guessed, progress);
+    abort.abort();
+    progress(800, "guessing server names");
+    const guessed = await tryCandidates("guessing", guessCandidates(addr));
+    if (guessed) return chosen(guessed, "guessing", progress);
   } finally {
     abort.abort();
   }
-  progress(0, "no working mail server found");
   throw new StartupError(
-    `Autodiscovery found no working IMAP and SMTP server for ${addr} (tried: ${
-      tried.join(", ")
-    }, guessing)`,
+    `Autodiscovery found no working IMAP and SMTP server for ${addr} (${report.join(" | ")})`,
   );
 }
 
-function done(params: ServerParams, progress: (p: number, c: string) => void): ServerParams {
-  progress(1000, "mail servers configured");
+function chosen(
+  params: ServerParams,
+  via: string,
+  progress: (p: number, c: string) => void,
+): ServerParams {
+  progress(900, "mail servers verified");
   log.info("mail servers chosen", {
+    via,
     imap: describeEndpoint(params.imap),
     smtp: describeEndpoint(params.smtp),
   });

@@ -1,27 +1,45 @@
 /**
- * Step 1 of provisioning: the data directory exists, is private (0700) and writable, and this
- * process holds its exclusive lock (released by the OS when the process dies).
+ * Step 1 of provisioning: the data directory exists, is private (0700) and writable. The
+ * exclusive lock that follows lives in lock.ts; the helpers here serve step 2 as well.
  */
-import { DataDirLayout } from "../constants.ts";
 import { StartupError } from "../errors.ts";
 
-/** Creates `dir` (0700) if missing and checks that it is a writable directory. */
+/** Creates `dir` (0700) if missing, makes it private, and checks that it is a writable directory. */
 export function prepareDataDir(dir: string): void {
   try {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    Deno.chmodSync(dir, 0o700);
   } catch (cause) {
     throw new StartupError(`Cannot prepare data directory ${dir}: ${errText(cause)}`, undefined, {
       cause,
     });
   }
-  if (!Deno.statSync(dir).isDirectory) {
+  if (!statOrThrow(dir, "data directory").isDirectory) {
     throw new StartupError(`Data directory ${dir} is not a directory`);
   }
+  securePrivate(
+    dir,
+    0o700,
+    (cause) =>
+      new StartupError(`Failed to secure data directory ${dir}: ${errText(cause)}`, undefined, {
+        cause,
+      }),
+  );
   assertWritable(dir, `Data directory ${dir} is not writable`);
 }
 
-/** Throws StartupError(`message`) unless a file can be created and removed in `dir`. */
+/**
+ * Sets `mode` on `path` unless it already has it (so a read-only directory that is already
+ * private reports "not writable" rather than a chmod failure); `fail` wraps a chmod error.
+ */
+export function securePrivate(path: string, mode: number, fail: (cause: unknown) => Error): void {
+  try {
+    if (((Deno.statSync(path).mode ?? 0) & 0o777) !== mode) Deno.chmodSync(path, mode);
+  } catch (cause) {
+    throw fail(cause);
+  }
+}
+
+/** Throws StartupError(`message: cause`) unless a file can be created and removed in `dir`. */
 export function assertWritable(dir: string, message: string): void {
   const probe = `${dir}/.write-probe-${Deno.pid}`;
   try {
@@ -32,41 +50,14 @@ export function assertWritable(dir: string, message: string): void {
   }
 }
 
-/** An exclusive lock on `<dataDir>/gateway.lock`, held for the daemon's lifetime. */
-export class DataDirLock {
-  private constructor(private readonly file: Deno.FsFile, readonly path: string) {}
-
-  /** Takes the lock without waiting; a second daemon on the same directory fails at once. */
-  static acquire(dataDir: string): DataDirLock {
-    const path = `${dataDir}/${DataDirLayout.LOCK_FILE}`;
-    const file = Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 });
-    if (!file.tryLockSync(true)) {
-      const holder = readHolder(path);
-      file.close();
-      throw new StartupError(
-        `another gateway is already running on data directory ${dataDir}` +
-          ` (lock file ${path}${holder ? ` held by pid ${holder}` : ""})`,
-      );
-    }
-    file.truncateSync(0);
-    file.writeSync(new TextEncoder().encode(`${Deno.pid}\n`));
-    return new DataDirLock(file, path);
-  }
-
-  /** Releases the lock (idempotent). */
-  release(): void {
-    try {
-      this.file.unlockSync();
-      this.file.close();
-    } catch { /* already released */ }
-  }
-}
-
-function readHolder(path: string): string | undefined {
+/** `Deno.statSync`, with a StartupError naming `what` when the path cannot be inspected. */
+export function statOrThrow(path: string, what: string): Deno.FileInfo {
   try {
-    return Deno.readTextFileSync(path).trim() || undefined;
-  } catch {
-    return undefined;
+    return Deno.statSync(path);
+  } catch (cause) {
+    throw new StartupError(`Cannot inspect ${what} ${path}: ${errText(cause)}`, undefined, {
+      cause,
+    });
   }
 }
 

@@ -1,47 +1,63 @@
 /**
- * First-start provisioning in SPEC §1 order, each step logged with its duration and idempotent:
- * a restart with everything stored does no network work and finishes in milliseconds.
+ * First-start provisioning in SPEC §1 order, each step idempotent and logged with its duration.
+ * A restart with everything stored does no network work and finishes in milliseconds.
  */
 import type { GatewayConfig } from "../config.ts";
+import { DataDirLayout } from "../constants.ts";
 import { generateAccountKey } from "../crypto/keygen.ts";
-import { StartupError } from "../errors.ts";
+import { describeError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, Store } from "../store/mod.ts";
-import { verifyImapLogin } from "../transport/imap_client.ts";
-import type { Endpoint, ServerParams } from "../transport/server_params.ts";
-import { verifySmtpLogin } from "../transport/smtp_client.ts";
+import type { ServerParams } from "../transport/server_params.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
-import { DataDirLock, prepareDataDir } from "./data_dir.ts";
+import { errText, prepareDataDir } from "./data_dir.ts";
+import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
+import { DataDirLock } from "./lock.ts";
+import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
 import { registerOnRelay } from "./relay_register.ts";
+import { loadServerParams, saveServerParams } from "./server_params.ts";
 
 const log = logger("provision");
 
-/** Seams for tests; defaults are the real network operations. */
-export interface ProvisionDeps {
+/** Seams for tests; the defaults are the real network, clock and key generator. */
+export interface ProvisionDeps extends LoginCheckers {
+  /** Receives `ConfigureProgress` while the account is being configured. */
   readonly events?: EventSink;
   readonly fetch: typeof fetch;
-  readonly verifyImap: (e: Endpoint, password: string) => Promise<void>;
-  readonly verifySmtp: (e: Endpoint, password: string) => Promise<void>;
+  /** Wall clock in ms (the `configured_at` timestamp). */
+  readonly clock: () => number;
+  readonly generateKey: KeyGenerator;
+  /** Limit of one autoconfig probe (default 5 s), one login (30 s), the registration (30 s). */
   readonly probeTimeoutMs: number;
+  readonly loginTimeoutMs: number;
+  readonly registerTimeoutMs: number;
 }
 
 /** The provisioned account, ready for the daemon to serve. */
 export interface ProvisionResult {
+  /** The open account database; the caller closes it at shutdown. */
   readonly store: Store;
+  /** The data directory's lock; the caller releases it at shutdown (after closing the store). */
   readonly lock: DataDirLock;
   readonly paths: AccountPaths;
   readonly addr: string;
+  /** The mail password (never log it). */
   readonly password: string;
+  readonly displayName: string;
   readonly serverParams: ServerParams;
+  /** Upper-case hex fingerprint of the account key. */
   readonly fingerprint: string;
-  /** True when this start registered a new account. */
+  /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
-  /** Duration of each step in ms. */
+  /** Duration of each step in ms, by step name. */
   readonly timings: Readonly<Record<string, number>>;
 }
 
+const STEPS = 7;
+
+/** Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). */
 async function step<T>(
   timings: Record<string, number>,
   n: number,
@@ -49,23 +65,35 @@ async function step<T>(
   fn: () => T | Promise<T>,
 ): Promise<T> {
   const t0 = performance.now();
-  const out = await fn();
-  const ms = Math.round((performance.now() - t0) * 10) / 10;
-  timings[name] = ms;
-  log.info(`step ${n}/7 ${name} done`, { ms });
-  return out;
+  const ms = () => Math.round((performance.now() - t0) * 10) / 10;
+  try {
+    const out = await fn();
+    timings[name] = ms();
+    log.info(`step ${n}/${STEPS} ${name}: done`, { ms: timings[name] });
+    return out;
+  } catch (err) {
+    log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms(), error: describeError(err) });
+    throw err;
+  }
 }
 
-/** Runs steps 1–6; the caller starts the HTTP server (step 7). Releases the lock on failure. */
+/**
+ * Runs SPEC §1 steps 1–6 (data dir + lock, accounts dir + store, license, relay registration,
+ * autodiscovery, keys); the caller starts the HTTP server (step 7). On failure the store is
+ * closed, the lock released, `ConfigureProgress` 0 published, and a StartupError thrown.
+ */
 export async function provision(
   config: GatewayConfig,
   partial: Partial<ProvisionDeps> = {},
 ): Promise<ProvisionResult> {
   const deps: ProvisionDeps = {
-    fetch,
-    verifyImap: verifyImapLogin,
-    verifySmtp: verifySmtpLogin,
+    ...networkLoginCheckers,
+    fetch: (input, init) => fetch(input, init),
+    clock: Date.now,
+    generateKey: generateAccountKey,
     probeTimeoutMs: 5_000,
+    loginTimeoutMs: 30_000,
+    registerTimeoutMs: 30_000,
     ...partial,
   };
   const timings: Record<string, number> = {};
@@ -73,20 +101,18 @@ export async function provision(
     prepareDataDir(config.dataDir);
     return DataDirLock.acquire(config.dataDir);
   });
-  let store: Store | undefined;
+  const opened: { store?: Store } = {};
+  let configuring = false;
   try {
-    const paths = await step(
-      timings,
-      2,
-      "accounts directory",
-      () => prepareAccountsDir(config.dataDir),
-    );
-    store = Store.open(paths.databasePath);
-    Deno.chmodSync(paths.databasePath, 0o600);
-    const db = store;
+    const paths = await step(timings, 2, "accounts directory", () => {
+      const p = prepareAccountsDir(config.dataDir);
+      opened.store = openStore(p.databasePath);
+      return p;
+    });
+    const db = opened.store!;
+    configuring = db.config.get(ConfigKey.SERVER_PARAMS) === undefined;
     await step(timings, 3, "license", () => licenseStep(config));
-    const registered = db.config.get(ConfigKey.ADDR) === undefined;
-    const { addr, password } = await step(
+    const account = await step(
       timings,
       4,
       "relay registration",
@@ -96,71 +122,113 @@ export async function provision(
       timings,
       5,
       "mail autodiscovery",
-      () => discoverStep(config, db, deps, addr, password),
+      () => discoverStep(config, db, deps, account.addr, account.password),
     );
-    const fingerprint = await step(timings, 6, "encryption keys", () => keyStep(db, addr));
+    const key = await step(
+      timings,
+      6,
+      "encryption keys",
+      () => ensureAccountKey(db, account.addr, deps.generateKey),
+    );
+    if (configuring) {
+      deps.events?.publish({ kind: "ConfigureProgress", progress: 1000, comment: null });
+    }
     return {
       store: db,
       lock,
       paths,
-      addr,
-      password,
+      addr: account.addr,
+      password: account.password,
+      displayName: db.config.get(ConfigKey.DISPLAY_NAME) ?? "",
       serverParams,
-      fingerprint,
-      firstBoot: registered,
+      fingerprint: key.fingerprint,
+      firstBoot: account.registered,
       timings,
     };
   } catch (err) {
-    store?.close();
+    if (configuring) {
+      deps.events?.publish({ kind: "ConfigureProgress", progress: 0, comment: describeError(err) });
+    }
+    opened.store?.close();
     lock.release();
     throw err;
   }
 }
 
-function licenseStep(config: GatewayConfig): void {
-  if (config.licenseUrl === undefined) log.info("no EDGE_LICENSE_URL; license activation skipped");
-  else log.warn("license activation is not available in this build; EDGE_LICENSE_URL ignored");
+function openStore(path: string): Store {
+  try {
+    return Store.open(path);
+  } catch (cause) {
+    throw new StartupError(
+      `Cannot open the account database ${path}: ${errText(cause)}`,
+      undefined,
+      {
+        cause,
+      },
+    );
+  }
 }
 
+/** Step 3: this build has no license activation; say clearly why it is skipped. */
+function licenseStep(config: GatewayConfig): void {
+  let present = false;
+  try {
+    present = Deno.statSync(`${config.dataDir}/${DataDirLayout.LICENSE_FILE}`).isFile;
+  } catch { /* absent */ }
+  if (present) log.info("license file present; skipping");
+  else if (config.licenseUrl === undefined) log.info("no EDGE_LICENSE_URL; skipping");
+  else {
+    log.warn("license activation not available in this build; skipping (EDGE_LICENSE_URL ignored)");
+  }
+}
+
+/** Step 4: the stored account, or a new one from the relay (EDGE_PROFILE required then). */
 async function registerStep(config: GatewayConfig, store: Store, deps: ProvisionDeps) {
   const addr = store.config.get(ConfigKey.ADDR);
   const password = store.config.get(ConfigKey.MAIL_PASSWORD);
   if (addr !== undefined && password !== undefined) {
-    if (
-      config.profile !== undefined && config.profile !== store.config.get(ConfigKey.DISPLAY_NAME)
-    ) {
+    const stored = store.config.get(ConfigKey.DISPLAY_NAME);
+    if (config.profile !== undefined && config.profile !== stored) {
       store.config.set(ConfigKey.DISPLAY_NAME, config.profile);
       log.info("display name updated from EDGE_PROFILE");
     }
     log.info("already registered; skipping", { addr });
-    return { addr, password };
+    return { addr, password, registered: false };
   }
   if (config.profile === undefined) {
     throw new StartupError(
-      'EDGE_PROFILE is required on first start: set it to the gateway\'s display name (e.g. EDGE_PROFILE="Gateway 1")',
+      "EDGE_PROFILE is required on first start (no account is registered yet): set it to the " +
+        'gateway\'s display name, e.g. EDGE_PROFILE="Gateway 1"',
     );
   }
   log.info("registering with the relay", { url: config.relay.registerUrl });
-  const account = await registerOnRelay(config.relay.registerUrl, deps.fetch);
+  const account = await registerOnRelay(
+    config.relay.registerUrl,
+    deps.fetch,
+    deps.registerTimeoutMs,
+  );
   store.db.tx(() => {
     store.config.set(ConfigKey.ADDR, account.email);
     store.config.set(ConfigKey.MAIL_PASSWORD, account.password);
     store.config.set(ConfigKey.DISPLAY_NAME, config.profile!);
   });
   log.info("relay assigned the address", { addr: account.email });
-  return { addr: account.email, password: account.password };
+  return { addr: account.email, password: account.password, registered: true };
 }
 
+/** Step 5: the stored server parameters, or discovered and verified ones. */
 async function discoverStep(
   config: GatewayConfig,
   store: Store,
   deps: ProvisionDeps,
   addr: string,
   password: string,
-) {
-  const stored = store.config.getJson<ServerParams>(ConfigKey.SERVER_PARAMS);
+): Promise<ServerParams> {
+  const stored = loadServerParams(store, config.allowPlaintextMail);
   if (stored !== undefined) {
-    log.info("mail servers already configured; skipping");
+    log.info(
+      "mail servers already configured; skipping (the IMAP loop connects in the background)",
+    );
     return stored;
   }
   const params = await discoverServers(addr, password, config.relay, {
@@ -168,24 +236,10 @@ async function discoverStep(
     verifyImap: deps.verifyImap,
     verifySmtp: deps.verifySmtp,
     probeTimeoutMs: deps.probeTimeoutMs,
+    loginTimeoutMs: deps.loginTimeoutMs,
     allowPlaintext: config.allowPlaintextMail,
     events: deps.events,
   });
-  store.db.tx(() => {
-    store.config.setJson(ConfigKey.SERVER_PARAMS, params);
-    store.config.set(ConfigKey.CONFIGURED_AT, String(Math.floor(Date.now() / 1000)));
-  });
+  saveServerParams(store, params, deps.clock());
   return params;
-}
-
-async function keyStep(store: Store, addr: string): Promise<string> {
-  const existing = store.keys.current();
-  if (existing !== undefined) {
-    log.info("key already present; skipping", { fingerprint: existing.fingerprint });
-    return existing.fingerprint;
-  }
-  const key = await generateAccountKey(addr);
-  store.keys.add(key);
-  log.info("generated the account key", { fingerprint: key.fingerprint });
-  return key.fingerprint;
 }

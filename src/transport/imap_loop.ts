@@ -1,32 +1,68 @@
 /**
  * Keeps one IMAP connection to INBOX alive with IDLE: reports connectivity (2000 connecting,
- * 4000 connected, 1000 after a drop), reconnects with jittered exponential back-off, sends a
- * NOOP heartbeat to notice half-open connections, and tells a callback when new mail exists.
+ * 4000 connected, 1000 after a drop), reconnects with jittered exponential back-off, sends a NOOP
+ * heartbeat that also re-issues IDLE, and tells listeners when new mail exists. Never throws.
  */
 import { Connectivity } from "../constants.ts";
-import type { ConnectivityMonitor } from "../core/connectivity.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
-import { createImapClient } from "./imap_client.ts";
+import { createImapClient, imapReason } from "./imap_client.ts";
 import { type DeliverMail, drainInbox } from "./inbox_drain.ts";
 import { describeEndpoint, type ServerParams } from "./server_params.ts";
 
 const log = logger("imap");
 
+/** Where the loop reports its level (core/connectivity.ts's ConnectivityMonitor). */
+export interface ConnectivitySetter {
+  set(level: number): void;
+}
+
+/** Called with the INBOX message count after connecting and whenever it grows. */
+export type NewMailListener = (exists: number) => void;
+
 /** Options of {@link ImapLoop}. */
 export interface ImapLoopOptions {
   readonly params: ServerParams;
   readonly password: string;
-  readonly connectivity: ConnectivityMonitor;
+  readonly connectivity: ConnectivitySetter;
   readonly events: EventSink;
-  /** Called with the mailbox's message count when mail arrives (and once after connecting). */
-  readonly onNewMail?: (exists: number) => void;
+  /** A first new-mail listener (more via {@link ImapLoop.onNewMail}). */
+  readonly onNewMail?: NewMailListener;
   /** When set, every message is handed to it and deleted once it resolved (see inbox_drain.ts). */
   readonly deliver?: DeliverMail;
-  /** NOOP interval while idle (default 15 s). */
+  /**
+   * Heartbeat interval while idle (default 10 s): IDLE is broken, a NOOP must answer within
+   * `heartbeatTimeoutMs` (default 5 s), and IDLE is issued again — so IDLE never runs longer than
+   * this (servers may end an IDLE after 30 min) and a hung relay or a silently dead link is
+   * noticed within 15 s. A relay whose process dies closes the socket: noticed at once (measured
+   * ~20 ms), without the heartbeat.
+   */
   readonly heartbeatMs?: number;
+  readonly heartbeatTimeoutMs?: number;
   /** Back-off bounds in ms (default 500 … 30 000). */
-  readonly backoff?: { readonly min: number; readonly max: number };
+  readonly backoff?: BackoffBounds;
+}
+
+/** Bounds of the reconnect back-off. */
+export interface BackoffBounds {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** Most IDLE may last before it is re-issued (RFC 2177 servers may end it after 30 min). */
+const MAX_IDLE_MS = 25 * 60_000;
+
+/**
+ * Delay before reconnect attempt number `failures` (0 after a connection that worked):
+ * `min · 2^failures`, capped at `max`, jittered by ±20 %.
+ */
+export function backoffDelay(
+  failures: number,
+  bounds: BackoffBounds,
+  random: () => number = Math.random,
+): number {
+  const base = Math.min(bounds.max, bounds.min * 2 ** Math.min(failures, 20));
+  return Math.round(base * (0.8 + random() * 0.4));
 }
 
 type Client = ReturnType<typeof createImapClient>;
@@ -48,41 +84,59 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** The reconnecting IMAP IDLE loop. */
 export class ImapLoop {
   readonly #opts: ImapLoopOptions;
+  readonly #listeners = new Set<NewMailListener>();
   #client: Client | undefined;
   #running: Promise<void> | undefined;
-  #abort = new AbortController();
+  readonly #abort = new AbortController();
 
   constructor(opts: ImapLoopOptions) {
     this.#opts = opts;
+    if (opts.onNewMail) this.#listeners.add(opts.onNewMail);
   }
 
-  /** Starts the loop in the background; it ends when `signal` aborts or `stop()` is called. */
+  /** Adds a listener for the INBOX message count; returns a function that removes it. */
+  onNewMail(listener: NewMailListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Starts the loop in the background (once); it ends when `signal` aborts or on `stop()`. */
   start(signal: AbortSignal): void {
-    signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
+    if (signal.aborted) this.#abort.abort();
+    else signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
     this.#running ??= this.#run().catch((err) =>
-      log.error("IMAP loop ended unexpectedly", { error: String(err) })
+      log.error("IMAP loop ended unexpectedly", { error: imapReason(err) })
     );
   }
 
-  /** Stops the loop and closes the connection. */
+  /** Stops the loop, closes the connection and resolves when the loop has ended. */
   async stop(): Promise<void> {
     this.#abort.abort();
     this.#client?.close();
     await this.#running;
   }
 
+  #notify(exists: number): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(exists);
+      } catch (err) {
+        log.warn("new-mail listener failed", { error: imapReason(err) });
+      }
+    }
+  }
+
   async #run(): Promise<void> {
     const signal = this.#abort.signal;
-    const { min, max } = this.#opts.backoff ?? { min: 500, max: 30_000 };
+    const bounds = this.#opts.backoff ?? { min: 500, max: 30_000 };
     let failures = 0;
     while (!signal.aborted) {
       const connected = await this.#session(signal);
       if (signal.aborted) break;
       failures = connected ? 0 : failures + 1;
       this.#opts.connectivity.set(Connectivity.NOT_CONNECTED);
-      const base = Math.min(max, min * 2 ** Math.min(failures, 16));
-      const delay = Math.round(base * (0.8 + Math.random() * 0.4));
-      log.info("reconnecting", { in_ms: delay });
+      const delay = backoffDelay(failures, bounds);
+      log.info("reconnecting", { in_ms: delay, attempt: failures + 1 });
       await sleep(delay, signal);
     }
     this.#opts.connectivity.set(Connectivity.NOT_CONNECTED);
@@ -91,7 +145,9 @@ export class ImapLoop {
   /** One connection's life; resolves true if it got connected before it ended. */
   async #session(signal: AbortSignal): Promise<boolean> {
     const { params, password, connectivity } = this.#opts;
+    const server = describeEndpoint(params.imap);
     connectivity.set(Connectivity.CONNECTING);
+    const t0 = performance.now();
     const client = createImapClient(params.imap, password);
     this.#client = client;
     let closed = false;
@@ -101,10 +157,13 @@ export class ImapLoop {
         resolve();
       })
     );
-    client.on("error", (err: Error) => log.warn("IMAP connection error", { error: err.message }));
+    client.on(
+      "error",
+      (err: unknown) => log.warn("IMAP connection error", { error: imapReason(err) }),
+    );
     const drain = this.#drainer(client);
     client.on("exists", (d: { count: number }) => {
-      this.#opts.onNewMail?.(d.count);
+      this.#notify(d.count);
       drain();
     });
     let wasConnected = false;
@@ -113,21 +172,14 @@ export class ImapLoop {
       const box = await client.mailboxOpen("INBOX");
       wasConnected = true;
       connectivity.set(Connectivity.CONNECTED);
-      this.#opts.events.publish({
-        kind: "ImapConnected",
-        msg: `IMAP connected to ${describeEndpoint(params.imap)}`,
-      });
-      log.info("connected", { server: describeEndpoint(params.imap) });
-      this.#opts.onNewMail?.(box.exists);
+      this.#opts.events.publish({ kind: "ImapConnected", msg: `IMAP connected to ${server}` });
+      log.info("connected", { server, ms: Math.round(performance.now() - t0), exists: box.exists });
+      this.#notify(box.exists);
       drain();
       await this.#idleLoop(client, signal, closedP, () => closed);
+      if (!signal.aborted) log.warn("IMAP connection lost", { server });
     } catch (err) {
-      if (!signal.aborted) {
-        log.warn("IMAP session failed", {
-          server: describeEndpoint(params.imap),
-          error: err instanceof Error ? err.message : String(err),
-        });
-      }
+      if (!signal.aborted) log.warn("IMAP session failed", { server, error: imapReason(err) });
     } finally {
       client.close();
       this.#client = undefined;
@@ -150,7 +202,7 @@ export class ImapLoop {
           while (await drainInbox(client, deliver, skip) > 0) { /* until a pass finds nothing */ }
         } while (again);
       } catch (err) {
-        log.warn("inbox pass failed", { error: err instanceof Error ? err.message : String(err) });
+        log.warn("inbox pass failed", { error: imapReason(err) });
       } finally {
         running = false;
       }
@@ -161,30 +213,36 @@ export class ImapLoop {
     };
   }
 
+  /** IDLE until the heartbeat, then NOOP; returns when the connection is gone or on abort. */
   async #idleLoop(
     client: Client,
     signal: AbortSignal,
     closedP: Promise<void>,
     isClosed: () => boolean,
-  ) {
-    const heartbeat = this.#opts.heartbeatMs ?? 15_000;
+  ): Promise<void> {
+    const heartbeat = Math.min(this.#opts.heartbeatMs ?? 10_000, MAX_IDLE_MS);
+    const answerWithin = this.#opts.heartbeatTimeoutMs ?? 5_000;
     const aborted = new Promise<void>((r) =>
       signal.addEventListener("abort", () => r(), { once: true })
     );
     while (!signal.aborted && !isClosed()) {
+      // Each round's timers end with the round (`tick`), so none outlive a short IDLE.
+      const tick = new AbortController();
+      const roundSignal = AbortSignal.any([signal, tick.signal]);
       const idle = client.idle().catch(() => undefined);
-      await Promise.race([idle, sleep(heartbeat, signal), closedP, aborted]);
-      if (signal.aborted || isClosed()) return;
-      const noop = client.noop();
-      const timeout = sleep(10_000, signal).then(() => "timeout" as const);
-      if (
-        await Promise.race([
-          noop.then(() => "ok" as const),
-          timeout,
-          closedP.then(() => "closed" as const),
-        ]) !== "ok"
-      ) {
-        log.warn("IMAP heartbeat failed; dropping the connection");
+      await Promise.race([idle, sleep(heartbeat, roundSignal), closedP, aborted]);
+      if (signal.aborted || isClosed()) return tick.abort();
+      const noop = client.noop().then(() => "ok" as const, () => "failed" as const);
+      const outcome = await Promise.race([
+        noop,
+        sleep(answerWithin, roundSignal).then(() => "timeout" as const),
+        closedP.then(() => "closed" as const),
+      ]);
+      tick.abort();
+      if (outcome !== "ok") {
+        if (!signal.aborted) {
+          log.warn("IMAP heartbeat failed; dropping the connection", { outcome });
+        }
         return;
       }
     }

@@ -31,7 +31,12 @@ Deno.test("generateAccountKey() makes an Ed25519 + Cv25519 key with UID <addr> a
   const pub = await openpgp.readKey({ binaryKey: key.publicKey });
   assert.equal(pub.getFingerprint().toUpperCase(), key.fingerprint);
   assert.deepEqual(pub.getUserIDs(), ["<gw@example.org>"]);
+  assert.equal(pub.keyPacket.version, 4);
   assert.equal(pub.keyPacket.algorithm, openpgp.enums.publicKey.eddsaLegacy);
+  assert.equal(pub.subkeys.length, 1);
+  assert.equal(pub.subkeys[0].keyPacket.algorithm, openpgp.enums.publicKey.ecdh);
+  assert.equal(pub.subkeys[0].getAlgorithmInfo().curve, "curve25519Legacy");
+  await pub.getEncryptionKey(); // throws when no valid encryption subkey is bound
   const priv = await openpgp.readPrivateKey({ armoredKey: key.privateKey });
   assert.ok(priv.isDecrypted(), "stored unencrypted; the data directory (0700) protects it");
   assert.doesNotMatch(key.privateKey, /Version:|Comment:/);

@@ -1,9 +1,11 @@
-/** Tests of the data-dir, accounts-dir and lock steps (SPEC §1 start-up errors). */
+/** Tests of the data-dir and accounts-dir steps and their SPEC §1 start-up errors. */
 import assert from "node:assert/strict";
 import { StartupError } from "../../src/errors.ts";
 import { prepareAccountsDir } from "../../src/provision/accounts_dir.ts";
-import { DataDirLock, prepareDataDir } from "../../src/provision/data_dir.ts";
+import { prepareDataDir } from "../../src/provision/data_dir.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
+
+const startupError = (re: RegExp) => (e: Error) => e instanceof StartupError && re.test(e.message);
 
 Deno.test("prepareAccountsDir() creates a private accounts dir and index, and accepts it again", async () => {
   await using tmp = await makeTempDir("acc");
@@ -13,8 +15,23 @@ Deno.test("prepareAccountsDir() creates a private accounts dir and index, and ac
   assert.equal(first.created, true);
   assert.equal(Deno.statSync(dir).mode! & 0o777, 0o700);
   assert.equal(Deno.statSync(first.accountsDir).mode! & 0o777, 0o700);
-  assert.equal(Deno.statSync(`${first.accountsDir}/accounts.json`).mode! & 0o777, 0o600);
+  assert.equal(Deno.statSync(first.indexPath).mode! & 0o777, 0o600);
+  assert.equal(Deno.statSync(first.databasePath).mode! & 0o777, 0o600);
+  assert.equal(Deno.statSync(first.blobDir).mode! & 0o777, 0o700);
+  assert.deepEqual(JSON.parse(Deno.readTextFileSync(first.indexPath)).accounts, [{
+    id: 1,
+    dir: "1",
+  }]);
   assert.equal(prepareAccountsDir(dir).created, false);
+});
+
+Deno.test("prepareDataDir() tightens an existing directory to 0700 and refuses a file", async () => {
+  await using tmp = await makeTempDir("dd");
+  Deno.chmodSync(tmp.path, 0o755);
+  prepareDataDir(tmp.path);
+  assert.equal(Deno.statSync(tmp.path).mode! & 0o777, 0o700);
+  Deno.writeTextFileSync(`${tmp.path}/file`, "");
+  assert.throws(() => prepareDataDir(`${tmp.path}/file`), startupError(/file/));
 });
 
 Deno.test("prepareAccountsDir() refuses license files without an accounts index", async () => {
@@ -22,42 +39,42 @@ Deno.test("prepareAccountsDir() refuses license files without an accounts index"
   Deno.writeTextFileSync(`${tmp.path}/license.json`, "{}");
   assert.throws(
     () => prepareAccountsDir(tmp.path),
-    (e: Error) => e instanceof StartupError && /accounts directory is not empty/.test(e.message),
+    startupError(
+      new RegExp(
+        `^accounts directory is not empty: ${tmp.path} holds files \\(license\\.json\\) but no ` +
+          `accounts index; start again from an empty data directory$`,
+      ),
+    ),
+  );
+  assert.throws(
+    () => Deno.statSync(`${tmp.path}/accounts`),
+    Deno.errors.NotFound,
+    "nothing created",
   );
 });
 
 Deno.test("prepareAccountsDir() refuses a foreign non-empty accounts dir", async () => {
   await using tmp = await makeTempDir("acc");
   Deno.mkdirSync(`${tmp.path}/accounts/xyz`, { recursive: true });
-  assert.throws(() => prepareAccountsDir(tmp.path), /accounts directory is not empty/);
+  assert.throws(
+    () => prepareAccountsDir(tmp.path),
+    startupError(
+      /^accounts directory is not empty: .*\/accounts holds files \(xyz\) but no accounts index/,
+    ),
+  );
 });
 
-Deno.test("prepareAccountsDir() names an accounts path that is not a directory", async () => {
+Deno.test("prepareAccountsDir() names an accounts path that is not a directory, and a bad index", async () => {
   await using tmp = await makeTempDir("acc");
   Deno.writeTextFileSync(`${tmp.path}/accounts`, "");
-  // A file where the directory should be: the index cannot exist, the dir check refuses it.
-  assert.throws(() => prepareAccountsDir(tmp.path), (e: Error) => e instanceof StartupError);
-});
-
-Deno.test("DataDirLock is exclusive across processes and released on exit", async () => {
-  await using tmp = await makeTempDir("lock");
-  const lock = DataDirLock.acquire(tmp.path);
-  const code = `import { DataDirLock } from "${
-    new URL("../../src/provision/data_dir.ts", import.meta.url).href
-  }";
-    try { DataDirLock.acquire(${
-    JSON.stringify(tmp.path)
-  }); console.log("acquired"); } catch (e) { console.log(e.message); }`;
-  const run = async () =>
-    new TextDecoder().decode(
-      (await new Deno.Command(Deno.execPath(), { args: ["eval", code] }).output()).stdout,
-    );
-  assert.match(
-    await run(),
-    new RegExp(`already running on data directory .* held by pid ${Deno.pid}`),
+  assert.throws(
+    () => prepareAccountsDir(tmp.path),
+    startupError(/^Accounts directory .* is not a directory$/),
   );
-  lock.release();
-  assert.match(await run(), /acquired/);
+  Deno.removeSync(`${tmp.path}/accounts`);
+  prepareAccountsDir(tmp.path);
+  Deno.writeTextFileSync(`${tmp.path}/accounts/accounts.json`, '{"accounts":[]}');
+  assert.throws(() => prepareAccountsDir(tmp.path), startupError(/does not list account 1/));
 });
 
 /** Runs `fn` with `dir` bind-mounted read-only (the test runner's private mount namespace). */
@@ -72,26 +89,48 @@ function withReadOnly(dir: string, fn: () => void): void {
   }
 }
 
+// Tests run as root, which may write anywhere, so "not writable" is made real with a read-only
+// bind mount. That needs the private mount namespace scripts/test.sh runs the tests in.
+const NO_MOUNT_NS = Deno.uid() !== 0 || Deno.env.get("EDGE_TEST_IN_NS") !== "1";
+
 Deno.test({
   name: "prepareAccountsDir() reports an unwritable accounts directory with the SPEC messages",
-  ignore: Deno.uid() !== 0 || Deno.env.get("EDGE_TEST_IN_NS") !== "1",
+  ignore: NO_MOUNT_NS,
   async fn() {
     await using tmp = await makeTempDir("ro");
-    prepareAccountsDir(tmp.path);
-    const accounts = `${tmp.path}/accounts`;
-    withReadOnly(accounts, () => {
+    const { accountsDir } = prepareAccountsDir(tmp.path);
+    withReadOnly(accountsDir, () => {
       assert.throws(
         () => prepareAccountsDir(tmp.path),
-        (e: Error) =>
-          e instanceof StartupError &&
-          /^(Failed to secure accounts directory|Accounts directory .* is not writable)/.test(
-            e.message,
-          ),
+        startupError(new RegExp(`^Accounts directory ${accountsDir} is not writable: `)),
       );
     });
-    withReadOnly(tmp.path, () => {
-      const fresh = `${tmp.path}`;
-      assert.throws(() => prepareAccountsDir(fresh), StartupError);
+    Deno.chmodSync(accountsDir, 0o755); // needs securing, which a read-only mount refuses
+    withReadOnly(accountsDir, () => {
+      assert.throws(
+        () => prepareAccountsDir(tmp.path),
+        startupError(new RegExp(`^Failed to secure accounts directory ${accountsDir}: `)),
+      );
+    });
+  },
+});
+
+Deno.test({
+  name: "prepareDataDir() reports an unwritable data directory",
+  ignore: NO_MOUNT_NS,
+  async fn() {
+    await using tmp = await makeTempDir("ro");
+    const dir = `${tmp.path}/data`;
+    prepareDataDir(dir);
+    withReadOnly(dir, () => {
+      assert.throws(
+        () => prepareDataDir(dir),
+        startupError(new RegExp(`^Data directory ${dir} is not writable: `)),
+      );
+      assert.throws(
+        () => prepareDataDir(`${dir}/sub`),
+        startupError(/^Cannot prepare data directory/),
+      );
     });
   },
 });
