@@ -3,8 +3,9 @@
  * methods. Only interfaces live here, so every layer depends on this file and not on each other.
  */
 import type { GatewayConfig } from "./config.ts";
+import type { OutgoingDraft, RenderedMail } from "./core/messages.ts";
 import type { EventSink } from "./events/types.ts";
-import type { Store } from "./store/mod.ts";
+import type { ChatRecord, ContactRecord, MessageRecord, Store } from "./store/mod.ts";
 
 /** Reports the live mail connection state (`get_connectivity`, `/health`). */
 export interface ConnectivitySource {
@@ -21,6 +22,23 @@ export interface LicenseSource {
   describe?(): Record<string, string | number | null>;
 }
 
+/**
+ * The sending side, present while the mail transport runs: renders and encrypts `send_msg`
+ * messages, and sends the read receipts `markseen_msgs` calls for.
+ */
+export interface OutgoingRenderer {
+  /** Renders a draft for the chat's recipients (every one has a key); see `RenderFn`. */
+  render(
+    message: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail>;
+  /** Called after a message and its outbox row committed: wake the SMTP loop. */
+  queued?(msgId: number): void;
+  /** Sends read receipts for messages just marked seen whose sender asked for one. */
+  sendReadReceipts?(messages: readonly MessageRecord[]): Promise<void>;
+}
+
 /** What RPC handlers and routes may use. */
 export interface Services {
   readonly config: GatewayConfig;
@@ -30,4 +48,6 @@ export interface Services {
   readonly license: LicenseSource;
   /** `Date.now()` when the daemon started serving. */
   readonly startedAt: number;
+  /** Absent while the mail transport is not running: `send_msg` then answers -1. */
+  readonly outgoing?: OutgoingRenderer;
 }

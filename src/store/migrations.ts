@@ -31,4 +31,122 @@ export const MIGRATIONS: readonly string[] = [
   -- ids 1..9 are special in Delta Chat (9 = day marker): real messages start at 10.
   INSERT INTO sqlite_sequence (name, seq) VALUES ('msgs', 9);
   `,
+
+  // 2: messaging: contacts (peers by key fingerprint), chats and members, message details
+  // (files, pre/post-message merge, receipts), the SMTP outbox, receive errors, SecureJoin state.
+  `
+  CREATE TABLE contacts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    addr TEXT NOT NULL DEFAULT '',
+    auth_name TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '',
+    fingerprint TEXT NOT NULL DEFAULT '',
+    public_key BLOB NOT NULL DEFAULT x'',
+    verified INTEGER NOT NULL DEFAULT 0,
+    verifier_id INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    last_seen INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  CREATE UNIQUE INDEX contacts_fingerprint ON contacts (fingerprint) WHERE fingerprint <> '';
+  CREATE UNIQUE INDEX contacts_address_only ON contacts (addr) WHERE fingerprint = '';
+  CREATE INDEX contacts_addr ON contacts (addr);
+  -- ids 1..9 are special contacts (1 = self): real contacts start at 10.
+  INSERT INTO sqlite_sequence (name, seq) VALUES ('contacts', 9);
+
+  CREATE TABLE chats (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    type INTEGER NOT NULL DEFAULT 100,
+    name TEXT NOT NULL DEFAULT '',
+    contact_id INTEGER NOT NULL DEFAULT 0,
+    grpid TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    archived INTEGER NOT NULL DEFAULT 0,
+    muted INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  CREATE UNIQUE INDEX chats_single_contact ON chats (contact_id) WHERE type = 100;
+  CREATE UNIQUE INDEX chats_grpid ON chats (grpid) WHERE grpid <> '';
+  -- ids 1..9 are special chats (6 = archive link): real chats start at 10.
+  INSERT INTO sqlite_sequence (name, seq) VALUES ('chats', 9);
+
+  CREATE TABLE chat_contacts (
+    chat_id INTEGER NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+    contact_id INTEGER NOT NULL,
+    added_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    PRIMARY KEY (chat_id, contact_id)
+  ) STRICT;
+  CREATE INDEX chat_contacts_contact ON chat_contacts (contact_id);
+
+  ALTER TABLE msgs ADD COLUMN subject TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN timestamp_sent INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN timestamp_rcvd INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN viewtype TEXT NOT NULL DEFAULT 'Text';
+  ALTER TABLE msgs ADD COLUMN file TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN file_name TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN file_mime TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN file_bytes INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN is_info INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN mdn_requested INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN error TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN in_reply_to TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN post_message_id TEXT NOT NULL DEFAULT '';
+  ALTER TABLE msgs ADD COLUMN download_state TEXT NOT NULL DEFAULT 'Done';
+  ALTER TABLE msgs ADD COLUMN from_fingerprint TEXT NOT NULL DEFAULT '';
+  -- Rows written before Message-ID dedup existed: keep the first copy of each Message-ID.
+  DELETE FROM msgs WHERE rfc724_mid <> '' AND id NOT IN
+    (SELECT min(id) FROM msgs WHERE rfc724_mid <> '' GROUP BY rfc724_mid);
+  CREATE UNIQUE INDEX msgs_rfc724_mid ON msgs (rfc724_mid) WHERE rfc724_mid <> '';
+  CREATE INDEX msgs_chat_timestamp ON msgs (chat_id, timestamp);
+  CREATE INDEX msgs_post_message_id ON msgs (post_message_id) WHERE post_message_id <> '';
+  CREATE INDEX msgs_fresh ON msgs (chat_id) WHERE state = 1;
+  CREATE INDEX msgs_file ON msgs (file) WHERE file <> '';
+
+  CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    msg_id INTEGER NOT NULL DEFAULT 0,
+    rfc724_mid TEXT NOT NULL DEFAULT '',
+    envelope_from TEXT NOT NULL DEFAULT '',
+    recipients TEXT NOT NULL DEFAULT '[]',
+    raw BLOB NOT NULL DEFAULT x'',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_try_at INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+  ) STRICT;
+  CREATE INDEX outbox_next_try ON outbox (next_try_at, id);
+  CREATE INDEX outbox_msg ON outbox (msg_id) WHERE msg_id <> 0;
+
+  CREATE TABLE receipts (
+    msg_id INTEGER NOT NULL REFERENCES msgs (id) ON DELETE CASCADE,
+    contact_id INTEGER NOT NULL,
+    timestamp INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (msg_id, contact_id)
+  ) STRICT;
+
+  CREATE TABLE receive_errors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL DEFAULT 0,
+    received_at INTEGER NOT NULL DEFAULT (unixepoch()),
+    raw BLOB
+  ) STRICT;
+
+  CREATE TABLE securejoin_tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind TEXT NOT NULL CHECK (kind IN ('invite', 'auth')),
+    token TEXT NOT NULL UNIQUE,
+    chat_id INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+  ) STRICT;
+
+  CREATE TABLE securejoin_joiner (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    invite TEXT NOT NULL DEFAULT '{}',
+    contact_id INTEGER NOT NULL DEFAULT 0,
+    chat_id INTEGER NOT NULL DEFAULT 0,
+    step TEXT NOT NULL DEFAULT '',
+    created_at INTEGER NOT NULL DEFAULT (unixepoch())
+  ) STRICT;
+  `,
 ];

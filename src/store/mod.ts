@@ -2,19 +2,47 @@
 import { Db } from "./db.ts";
 import { ConfigStore } from "./config_store.ts";
 import { KeysStore } from "./keys_store.ts";
+import { ContactsStore } from "./contacts_store.ts";
+import { ChatsStore } from "./chats_store.ts";
+import { MsgsStore } from "./msgs_store.ts";
+import { OutboxStore } from "./outbox_store.ts";
+import { ReceiptsStore } from "./receipts_store.ts";
+import { ReceiveErrorsStore } from "./receive_errors_store.ts";
+import { SecureJoinStore } from "./securejoin_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
+export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.ts";
+export type { ChatListFilter, ChatRecord, NewChat } from "./chats_store.ts";
+export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";
+export type { NewOutboxMail, OutboxRecord } from "./outbox_store.ts";
+export type { ReceiptRecord } from "./receipts_store.ts";
+export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
+export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 
 /** Table families of one account's database. */
 export class Store {
   readonly config: ConfigStore;
   readonly keys: KeysStore;
+  readonly contacts: ContactsStore;
+  readonly chats: ChatsStore;
+  readonly msgs: MsgsStore;
+  readonly outbox: OutboxStore;
+  readonly receipts: ReceiptsStore;
+  readonly receiveErrors: ReceiveErrorsStore;
+  readonly securejoin: SecureJoinStore;
 
   constructor(readonly db: Db) {
     this.config = new ConfigStore(db);
     this.keys = new KeysStore(db);
+    this.contacts = new ContactsStore(db);
+    this.chats = new ChatsStore(db);
+    this.msgs = new MsgsStore(db);
+    this.outbox = new OutboxStore(db);
+    this.receipts = new ReceiptsStore(db);
+    this.receiveErrors = new ReceiveErrorsStore(db);
+    this.securejoin = new SecureJoinStore(db);
   }
 
   /** Opens (and migrates) the database at `path`. */

@@ -4,11 +4,17 @@
  */
 import { createMethodTable, type MethodEntry, type MethodTable } from "../method.ts";
 import { ACCOUNT_METHODS } from "./account.ts";
+import { CHAT_METHODS } from "./chats.ts";
+import { CONTACT_METHODS } from "./contacts.ts";
+import { MESSAGE_METHODS } from "./messages.ts";
 import { LICENSE_METHODS } from "./license.ts";
 
 /** Every method group, in the order `rpc.discover` lists them. */
 export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   ACCOUNT_METHODS,
+  CONTACT_METHODS,
+  CHAT_METHODS,
+  MESSAGE_METHODS,
   LICENSE_METHODS,
 ];
 

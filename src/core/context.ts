@@ -1,0 +1,108 @@
+/**
+ * What the domain modules share: the store, the clock, the blob directory and a transaction
+ * runner that publishes the events a mutation queued only after the outermost commit.
+ */
+import { DataDirLayout } from "../constants.ts";
+import type { EventSink, GatewayEvent } from "../events/types.ts";
+import type { Db, Store } from "../store/mod.ts";
+
+/** Queues an event for publication after the current transaction commits. */
+export type Emit = (event: GatewayEvent) => void;
+
+/** Events queued by the open `run` of each database, with the sink each one goes to. */
+const openRuns = new WeakMap<Db, [EventSink, GatewayEvent][]>();
+
+/**
+ * Runs synchronous store work in one transaction and publishes the events queued during it once
+ * the outermost `run` on the same database committed: nested `run`s (of this or any other
+ * DomainTx on that database) join the outer transaction and its queue; a rollback drops the
+ * queue. Code that groups several domain calls into one transaction (the reception pipeline)
+ * must use `run`, not `store.db.tx`, or events would be published before the commit.
+ */
+export class DomainTx {
+  constructor(private readonly db: Db, private readonly sink: EventSink) {}
+
+  /** True while a `run` is open on this database. */
+  get active(): boolean {
+    return openRuns.has(this.db);
+  }
+
+  /** Runs `fn` in a transaction; its events are published after the commit, in order. */
+  run<T>(fn: (emit: Emit) => T): T {
+    const outer = openRuns.get(this.db);
+    if (outer !== undefined) return fn((e) => outer.push([this.sink, e]));
+    const queue: [EventSink, GatewayEvent][] = [];
+    openRuns.set(this.db, queue);
+    let out: T;
+    try {
+      out = this.db.tx(() => {
+        const value = fn((e) => queue.push([this.sink, e]));
+        if (value instanceof Promise) {
+          throw new TypeError("DomainTx.run() takes a synchronous function");
+        }
+        return value;
+      });
+    } finally {
+      openRuns.delete(this.db);
+    }
+    for (const [sink, event] of queue) sink.publish(event);
+    return out;
+  }
+
+  /** Publishes at once, or after the commit when a `run` is open on this database. */
+  emit(event: GatewayEvent): void {
+    const queue = openRuns.get(this.db);
+    if (queue !== undefined) queue.push([this.sink, event]);
+    else this.sink.publish(event);
+  }
+}
+
+/** The shared context of `Contacts`, `Chats` and `Messages`. */
+export interface CoreContext {
+  readonly store: Store;
+  readonly tx: DomainTx;
+  /** Absolute path of the blob directory. */
+  readonly blobDir: string;
+  /** Current time in Unix milliseconds. */
+  now(): number;
+}
+
+/** Inputs of `createCoreContext`. */
+export interface CoreOptions {
+  readonly store: Store;
+  readonly events: EventSink;
+  readonly blobDir: string;
+  /** Clock in Unix ms (tests pin it); defaults to `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Builds the shared context; cheap, so one per request is fine (see `DomainTx`). */
+export function createCoreContext(o: CoreOptions): CoreContext {
+  return {
+    store: o.store,
+    tx: new DomainTx(o.store.db, o.events),
+    blobDir: o.blobDir,
+    now: o.now ?? Date.now,
+  };
+}
+
+/** The blob directory inside a data directory (as `get_info` reports it). */
+export function blobDirOf(dataDir: string): string {
+  return `${dataDir.replace(/\/+$/, "")}/${DataDirLayout.BLOB_DIR}`;
+}
+
+/** The context for one RPC request or route, from the daemon's services. */
+export function contextOf(
+  s: { store: Store; events: EventSink; config: { dataDir: string } },
+): CoreContext {
+  return createCoreContext({
+    store: s.store,
+    events: s.events,
+    blobDir: blobDirOf(s.config.dataDir),
+  });
+}
+
+/** Unix seconds of the context's clock. */
+export function nowSeconds(ctx: CoreContext): number {
+  return Math.floor(ctx.now() / 1000);
+}

@@ -1,0 +1,298 @@
+/**
+ * Messages: reading chats' messages, sending (blob copy, render, then message + outbox row in one
+ * transaction), storing received ones (dedup by Message-ID, pre/post-message merge) and deleting.
+ * Delivery states and receipts are in `message_states.ts`.
+ */
+import { ContactId, MessageState } from "../constants.ts";
+import { GatewayError, NotFoundError } from "../errors.ts";
+import type { ChatRecord, ContactRecord, MessageRecord } from "../store/mod.ts";
+import { type BlobFile, blobPath, importFile, removeBlob } from "./blobs.ts";
+import { Chats } from "./chats.ts";
+import { type ContactDetails, Contacts } from "./contacts.ts";
+import { type CoreContext, nowSeconds } from "./context.ts";
+import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
+
+export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
+
+/** Delta Chat viewtype names. */
+export const Viewtype = {
+  TEXT: "Text",
+  IMAGE: "Image",
+  GIF: "Gif",
+  STICKER: "Sticker",
+  AUDIO: "Audio",
+  VOICE: "Voice",
+  VIDEO: "Video",
+  FILE: "File",
+  WEBXDC: "Webxdc",
+  VCARD: "Vcard",
+} as const;
+export type Viewtype = typeof Viewtype[keyof typeof Viewtype];
+
+/** Delta Chat download states (`downloadState`). */
+export const DownloadState = {
+  DONE: "Done",
+  AVAILABLE: "Available",
+  FAILURE: "Failure",
+  UNDECIPHERABLE: "Undecipherable",
+  IN_PROGRESS: "InProgress",
+} as const;
+
+/** The id `get_message_ids` puts before each new day when asked for day markers. */
+export const DAY_MARKER_ID = 9;
+
+/** A message about to be rendered (no id yet). */
+export interface OutgoingDraft {
+  readonly chatId: number;
+  readonly text: string;
+  readonly viewtype: Viewtype;
+  /** Unix seconds (the Date header). */
+  readonly timestamp: number;
+  /** The attachment, already in the blob directory; read it from `file.path`. */
+  readonly file?: BlobFile;
+  /** Message-ID of the chat's newest message ('' when none), for In-Reply-To/References. */
+  readonly inReplyTo: string;
+}
+
+/** What a renderer produced: the complete encrypted mail and its SMTP envelope. */
+export interface RenderedMail {
+  readonly raw: Uint8Array;
+  /** Message-ID without angle brackets; must be new. */
+  readonly rfc724Mid: string;
+  readonly envelopeFrom: string;
+  readonly recipients: readonly string[];
+  /** The Subject it used, stored with the message. */
+  readonly subject?: string;
+}
+
+/** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
+export type RenderFn = (
+  message: OutgoingDraft,
+  chat: ChatRecord,
+  recipients: readonly ContactRecord[],
+) => Promise<RenderedMail>;
+
+/** What to send. */
+export interface OutgoingMessage {
+  readonly chatId: number;
+  readonly text?: string;
+  /** A file on the daemon host; it is copied into the blob directory, never moved or changed. */
+  readonly file?: { readonly path: string; readonly name?: string; readonly mime?: string };
+  /** Default: File with a file, else Text. */
+  readonly viewtype?: Viewtype;
+}
+
+/** A message with what the wire needs besides the row. */
+export interface MessageDetails {
+  readonly message: MessageRecord;
+  /** Absolute blob path, or null without a file. */
+  readonly file: string | null;
+  /** The sender; a placeholder when the contact is gone. */
+  readonly sender: ContactDetails;
+  /** The message this one replies to, when stored. */
+  readonly parentId: number | null;
+}
+
+/** Options of `idsOfChat`. */
+export interface ChatMessageIdsOptions {
+  /** Only info messages. */
+  readonly infoOnly?: boolean;
+  /** Put `DAY_MARKER_ID` (9) before the first message of each UTC day. */
+  readonly dayMarkers?: boolean;
+}
+
+/** Blobs copied for sends still rendering (by path), so no concurrent delete removes them. */
+const sending = new Map<string, number>();
+
+function hold(path: string, delta: 1 | -1): void {
+  const n = (sending.get(path) ?? 0) + delta;
+  if (n > 0) sending.set(path, n);
+  else sending.delete(path);
+}
+
+function unknownSender(id: number): ContactDetails {
+  return {
+    id,
+    addr: "",
+    authName: "",
+    name: "",
+    displayName: `Unknown contact ${id}`,
+    fingerprint: "",
+    verified: false,
+    verifierId: 0,
+    lastSeen: 0,
+  };
+}
+
+/** Message reading, sending, reception storage and deletion. */
+export class Messages {
+  readonly #chats: Chats;
+  readonly #contacts: Contacts;
+
+  constructor(private readonly ctx: CoreContext) {
+    this.#chats = new Chats(ctx);
+    this.#contacts = new Contacts(ctx);
+  }
+
+  /** A message (id ≥ 10), or undefined. */
+  get(id: number): MessageRecord | undefined {
+    return id > DAY_MARKER_ID ? this.ctx.store.msgs.get(id) : undefined;
+  }
+
+  /** The id of the message with this Message-ID (angle brackets allowed), or undefined. */
+  idByRfc724Mid(mid: string): number | undefined {
+    return this.ctx.store.msgs.byRfc724Mid(mid.replace(/^<|>$/g, ""))?.id;
+  }
+
+  /** A message with its sender, blob path and parent, or undefined. */
+  details(id: number): MessageDetails | undefined {
+    const message = this.get(id);
+    if (message === undefined) return undefined;
+    const parent = message.inReplyTo === ""
+      ? undefined
+      : this.ctx.store.msgs.byRfc724Mid(message.inReplyTo);
+    return {
+      message,
+      file: message.file === "" ? null : blobPath(this.ctx.blobDir, message.file),
+      sender: this.#contacts.details(message.fromId) ?? unknownSender(message.fromId),
+      parentId: parent?.id ?? null,
+    };
+  }
+
+  /** Visible message ids of a chat, oldest first (unknown chat → NotFoundError). */
+  idsOfChat(chatId: number, o: ChatMessageIdsOptions = {}): number[] {
+    const chat = this.#chats.require(chatId);
+    const stamps = this.ctx.store.msgs.stampsOfChat(chat.id, o.infoOnly === true);
+    if (o.dayMarkers !== true) return stamps.map((s) => s.id);
+    const out: number[] = [];
+    let day: number | undefined;
+    for (const s of stamps) {
+      const d = Math.floor(s.timestamp / 86_400);
+      if (d !== day) out.push(DAY_MARKER_ID);
+      day = d;
+      out.push(s.id);
+    }
+    return out;
+  }
+
+  /** Ids of fresh incoming messages in all chats, newest first. */
+  freshIds(): number[] {
+    return this.ctx.store.msgs.freshIds();
+  }
+
+  /**
+   * Sends a message: checks the chat and its recipients (every one needs a key), copies the
+   * file into the blob directory, renders with `render`, then inserts the message (state 10,
+   * from 1) and its outbox row in one transaction and returns the id. Emits
+   * `MsgsChanged{chatId,msgId}` after the commit. When rendering or the transaction fails,
+   * nothing is stored and a blob copied for this call alone is removed again.
+   */
+  async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
+    const chat = this.#chats.require(m.chatId);
+    const recipients = this.#sendRecipients(chat);
+    const file = m.file && await importFile(this.ctx.blobDir, m.file.path, m.file.name);
+    const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
+    if (blob) hold(blob.path, 1);
+    let msgId: number | undefined;
+    try {
+      const draft: OutgoingDraft = {
+        chatId: chat.id,
+        text: m.text ?? "",
+        viewtype: m.viewtype ?? (blob ? Viewtype.FILE : Viewtype.TEXT),
+        timestamp: nowSeconds(this.ctx),
+        file: blob,
+        inReplyTo: this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+      };
+      const mail = await render(draft, chat, recipients);
+      if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
+        throw new Error("the renderer returned a mail without Message-ID or recipients");
+      }
+      msgId = this.#insertOutgoing(draft, mail);
+      return msgId;
+    } finally {
+      if (blob) hold(blob.path, -1);
+      if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
+    }
+  }
+
+  #sendRecipients(chat: ChatRecord): ContactRecord[] {
+    const recipients = this.#chats.recipients(chat);
+    if (recipients.length === 0) {
+      throw new GatewayError(`cannot send to chat ${chat.id}: it has no members besides you`);
+    }
+    const keyless = recipients.find((c) => c.fingerprint === "");
+    if (keyless !== undefined) {
+      throw new GatewayError(
+        `cannot send to chat ${chat.id}: ${keyless.addr} has no encryption key; messages are ` +
+          `end-to-end encrypted, so set up the contact with an invite link first`,
+      );
+    }
+    return recipients;
+  }
+
+  #insertOutgoing(d: OutgoingDraft, mail: RenderedMail): number {
+    return this.ctx.tx.run((emit) => {
+      const msgId = this.ctx.store.msgs.insert({
+        rfc724Mid: mail.rfc724Mid,
+        chatId: d.chatId,
+        fromId: ContactId.SELF,
+        text: d.text,
+        timestamp: d.timestamp,
+        state: MessageState.PENDING,
+        subject: mail.subject ?? "",
+        timestampSent: d.timestamp,
+        timestampRcvd: d.timestamp,
+        viewtype: d.viewtype,
+        file: d.file?.blob ?? "",
+        fileName: d.file?.name ?? "",
+        fileMime: d.file?.mime ?? "",
+        fileBytes: d.file?.bytes ?? 0,
+        inReplyTo: d.inReplyTo,
+      });
+      this.ctx.store.outbox.enqueue({ msgId, ...mail });
+      emit({ kind: "MsgsChanged", chatId: d.chatId, msgId });
+      return msgId;
+    });
+  }
+
+  /** Queues a mail that carries no chat message (read receipt, SecureJoin step); no event. */
+  enqueueMail(mail: RenderedMail): number {
+    return this.ctx.store.outbox.enqueue({ msgId: 0, ...mail });
+  }
+
+  /**
+   * Stores a received message (synchronous: call it inside the reception pipeline's
+   * `ctx.tx.run`). See `incoming.ts` for dedup, the pre/post-message merge and its events.
+   */
+  storeIncoming(m: IncomingMessage): StoreIncomingResult {
+    this.#chats.require(m.chatId);
+    return storeIncoming(this.ctx, m);
+  }
+
+  /**
+   * Deletes messages, their receipts and queued mails, then blob files no message uses any
+   * more. Any unknown id → NotFoundError and nothing is deleted. Emits `MsgDeleted{chatId,msgId}`
+   * per message after the commit.
+   */
+  async delete(ids: readonly number[]): Promise<void> {
+    const found = ids.map((id) => {
+      const m = this.get(id);
+      if (m === undefined) throw new NotFoundError(`message ${id} not found`);
+      return m;
+    });
+    this.ctx.tx.run((emit) => {
+      for (const m of found) {
+        if (!this.ctx.store.msgs.delete(m.id)) continue;
+        this.ctx.store.outbox.removeForMessage(m.id);
+        emit({ kind: "MsgDeleted", chatId: m.chatId, msgId: m.id });
+      }
+    });
+    const files = new Set(found.map((m) => m.file).filter((f) => f !== ""));
+    for (const file of files) await this.#dropUnusedBlob(file);
+  }
+
+  async #dropUnusedBlob(blob: string): Promise<void> {
+    if (sending.has(blobPath(this.ctx.blobDir, blob))) return;
+    if (this.ctx.store.msgs.fileRefs(blob) === 0) await removeBlob(this.ctx.blobDir, blob);
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Chat RPC methods: `create_chat_by_contact_id`, `get_chat_contacts`, `get_chatlist_entries`,
+ * `get_chatlist_items_by_entries` (SPEC §4), `get_basic_chat_info`, `get_full_chat_by_id`.
+ */
+import { ChatType } from "../../constants.ts";
+import { Chats, SpecialChatId } from "../../core/chats.ts";
+import { contextOf } from "../../core/context.ts";
+import { Contacts } from "../../core/contacts.ts";
+import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
+import {
+  type ArchiveLinkItem,
+  type ChatListItem,
+  type ChatListItemError,
+  type FullChat,
+  seenRecently,
+  toBasicChat,
+  toChatListItem,
+} from "../types.ts";
+
+const CHAT_ID: ParamSpec = { name: "chat_id", type: "u32", description: "Chat id." };
+
+/**
+ * `create_chat_by_contact_id [account_id, contact_id]` → chat id of the 1:1 chat, created when
+ * missing. Creation emits `MsgsChanged{chatId:0,msgId:0}` and `ChatModified{chatId}`. Unknown
+ * contact → -1 `contact N not found`; 1 (self) → -1.
+ */
+export const createChatByContactId: MethodEntry = {
+  name: "create_chat_by_contact_id",
+  summary: "Gets the 1:1 chat with a contact, creating it if needed.",
+  params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "The peer." }],
+  result: { type: "u32", description: "Chat id." },
+  handler: (s, [, id]) => new Chats(contextOf(s)).getOrCreate1to1(id as number).chatId,
+};
+
+/**
+ * `get_chat_contacts [account_id, chat_id]` → member contact ids. A 1:1 chat gives `[1, peer]`
+ * as the SPEC says (Delta Chat omits 1 there); remove 1 to find the peer. Unknown chat → -1.
+ */
+export const getChatContacts: MethodEntry = {
+  name: "get_chat_contacts",
+  summary: "Member contact ids of a chat, including 1 (self).",
+  params: [ACCOUNT_PARAM, CHAT_ID],
+  result: { type: "array<u32>", description: "Contact ids; 1:1 chats give [1, peer]." },
+  handler: (s, [, id]) => new Chats(contextOf(s)).contactIds(id as number),
+};
+
+/**
+ * `get_chatlist_entries [account_id, list_flags, query_string, query_contact_id]` → chat ids,
+ * newest activity first. Flags (or null): 0x01 archived only, 0x02 no archive link (6).
+ */
+export const getChatlistEntries: MethodEntry = {
+  name: "get_chatlist_entries",
+  summary: "Chat ids for the chat list, newest activity first.",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "list_flags", type: "u32?", description: "null, or 0x01 archived only | 0x02 …" },
+    { name: "query_string", type: "string?", description: "Substring of the chat name, or null." },
+    { name: "query_contact_id", type: "u32?", description: "Only chats with this contact." },
+  ],
+  result: { type: "array<u32>", description: "Chat ids." },
+  handler: (s, [, flags, query, contactId]) =>
+    new Chats(contextOf(s)).listEntries({
+      flags: flags as number | null,
+      query: query as string | null,
+      contactId: contactId as number | null,
+    }),
+};
+
+type ChatListResult = ChatListItem | ArchiveLinkItem | ChatListItemError;
+
+function chatListItem(chats: Chats, contacts: Contacts, id: number): ChatListResult {
+  if (id === SpecialChatId.ARCHIVED_LINK) {
+    return { kind: "ArchiveLink", freshMessageCounter: chats.archivedFreshCount() };
+  }
+  const summary = chats.summary(id);
+  if (summary === undefined) return { kind: "Error", id, error: `chat ${id} not found` };
+  const peer = summary.dmContactId === null ? undefined : contacts.details(summary.dmContactId);
+  return toChatListItem(summary, peer, chats.selfInChat(summary.chat));
+}
+
+/**
+ * `get_chatlist_items_by_entries [account_id, chat_ids]` → map from chat id (string) to
+ * `{kind:"ChatListItem", id, name, chatType (100/120/130), freshMessageCounter, lastUpdated,
+ * summaryText1, summaryText2, lastMessageId, dmChatContact, …}`; 6 → `{kind:"ArchiveLink"}`;
+ * an unknown id → `{kind:"Error", id, error}` (the call itself succeeds).
+ */
+export const getChatlistItemsByEntries: MethodEntry = {
+  name: "get_chatlist_items_by_entries",
+  summary: "Chat list items for chat ids, keyed by id.",
+  params: [ACCOUNT_PARAM, { name: "chat_ids", type: "array<u32>", description: "Chat ids." }],
+  result: { type: "map<string,object>", description: "Chat id → ChatListItem or Error." },
+  handler(s, [, ids]) {
+    const ctx = contextOf(s);
+    const chats = new Chats(ctx), contacts = new Contacts(ctx);
+    const out: Record<string, ChatListResult> = {};
+    for (const id of ids as number[]) out[String(id)] = chatListItem(chats, contacts, id);
+    return out;
+  },
+};
+
+/** `get_basic_chat_info [account_id, chat_id]` → BasicChat. Unknown chat → -1. */
+export const getBasicChatInfo: MethodEntry = {
+  name: "get_basic_chat_info",
+  summary: "Basic facts of a chat: name, type, flags.",
+  params: [ACCOUNT_PARAM, CHAT_ID],
+  result: { type: "object", description: "BasicChat {id, name, chatType, isEncrypted, …}" },
+  handler(s, [, id]) {
+    const ctx = contextOf(s);
+    const chats = new Chats(ctx);
+    const chat = chats.require(id as number);
+    const peer = chat.type === ChatType.SINGLE
+      ? new Contacts(ctx).details(chat.contactId)
+      : undefined;
+    return toBasicChat(chat, chats.nameOf(chat), peer);
+  },
+};
+
+/**
+ * `get_full_chat_by_id [account_id, chat_id]` → FullChat: BasicChat plus `contactIds`
+ * (Delta Chat's: a 1:1 chat gives `[peer]`), `freshMessageCounter`, `selfInGroup`, `canSend`, ….
+ */
+export const getFullChatById: MethodEntry = {
+  name: "get_full_chat_by_id",
+  summary: "Everything about a chat, with its member ids.",
+  params: [ACCOUNT_PARAM, CHAT_ID],
+  result: { type: "object", description: "FullChat {…BasicChat, contactIds, freshMessageCounter}" },
+  handler(s, [, id]): FullChat {
+    const ctx = contextOf(s);
+    const chats = new Chats(ctx);
+    chats.require(id as number);
+    const summary = chats.summary(id as number)!;
+    const peer = summary.dmContactId === null
+      ? undefined
+      : new Contacts(ctx).details(summary.dmContactId);
+    const selfIn = chats.selfInChat(summary.chat);
+    return {
+      ...toBasicChat(summary.chat, summary.name, peer),
+      contactIds: chats.memberIds(summary.chat.id),
+      pastContactIds: [],
+      freshMessageCounter: summary.freshCount,
+      selfInGroup: selfIn,
+      canSend: selfIn,
+      ephemeralTimer: 0,
+      wasSeenRecently: peer !== undefined && seenRecently(peer.lastSeen),
+      mailingListAddress: null,
+    };
+  },
+};
+
+/** The chat methods, in documentation order. */
+export const CHAT_METHODS: readonly MethodEntry[] = [
+  createChatByContactId,
+  getChatContacts,
+  getChatlistEntries,
+  getChatlistItemsByEntries,
+  getBasicChatInfo,
+  getFullChatById,
+];
+/** The same list under the name every messaging method file exports. */
+export const MESSAGING_METHODS = CHAT_METHODS;

@@ -1,0 +1,67 @@
+/**
+ * Contact RPC methods: `get_contact_ids`, `lookup_contact_id_by_addr` (SPEC §4) and
+ * `get_contact` (Delta Chat). Reads only; no events.
+ */
+import { contextOf } from "../../core/context.ts";
+import { Contacts } from "../../core/contacts.ts";
+import { NotFoundError } from "../../errors.ts";
+import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { toContactObject } from "../types.ts";
+
+/**
+ * `get_contact_ids [account_id, list_flags, query]` → contact ids.
+ * As Delta Chat: key-contacts (known key) by default, most recently seen first; flag 0x04 lists
+ * address-only contacts instead; 0x02 appends self (1); `query` (string or null) filters by a
+ * case-insensitive substring of address or name.
+ */
+export const getContactIds: MethodEntry = {
+  name: "get_contact_ids",
+  summary: "Lists contact ids: key-contacts by default; flags 0x02 add self, 0x04 address-only.",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "list_flags", type: "u32", description: "0, or 0x02 add self | 0x04 address-only." },
+    { name: "query", type: "string?", description: "Substring of address or name; null for all." },
+  ],
+  result: { type: "array<u32>", description: "Contact ids." },
+  handler: (s, [, flags, query]) =>
+    new Contacts(contextOf(s)).list(flags as number, query as string | null),
+};
+
+/**
+ * `lookup_contact_id_by_addr [account_id, addr]` → contact id or null.
+ * 1 for the account's own address; otherwise the key-contact using the address (Delta Chat
+ * returns key-contacts only); null when there is none.
+ */
+export const lookupContactIdByAddr: MethodEntry = {
+  name: "lookup_contact_id_by_addr",
+  summary: "Finds the contact id of an e-mail address (null when no contact exists).",
+  params: [ACCOUNT_PARAM, { name: "addr", type: "string", description: "E-mail address." }],
+  result: { type: "u32?", description: "The contact id, or null." },
+  handler: (s, [, addr]) => new Contacts(contextOf(s)).lookupIdByAddr(addr as string) ?? null,
+};
+
+/**
+ * `get_contact [account_id, contact_id]` → Contact object (`id`, `address`, `displayName`,
+ * `authName`, `name`, `isVerified`, `verifierId`, `isKeyContact`, `e2eeAvail`, `lastSeen`,
+ * `fingerprint`, …). Unknown id → -1 `contact N not found`.
+ */
+export const getContact: MethodEntry = {
+  name: "get_contact",
+  summary: "Reads one contact (1 is this account).",
+  params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "Contact id." }],
+  result: { type: "object", description: "Contact {id, address, displayName, isVerified, …}" },
+  handler(s, [, id]) {
+    const contact = new Contacts(contextOf(s)).details(id as number);
+    if (contact === undefined) throw new NotFoundError(`contact ${id} not found`);
+    return toContactObject(contact);
+  },
+};
+
+/** The contact methods, in documentation order. */
+export const CONTACT_METHODS: readonly MethodEntry[] = [
+  getContactIds,
+  lookupContactIdByAddr,
+  getContact,
+];
+/** The same list under the name every messaging method file exports. */
+export const MESSAGING_METHODS = CONTACT_METHODS;

@@ -1,0 +1,186 @@
+/**
+ * Rows of the `chats` and `chat_contacts` tables. A 1:1 chat (type 100) names its peer in
+ * `contact_id` and lists only the peer as member, as Delta Chat stores it; groups list self (1) too.
+ */
+import type { Db } from "./db.ts";
+
+/** One chat as stored. */
+export interface ChatRecord {
+  readonly id: number;
+  /** 100 single, 120 group, 130 broadcast (SPEC numbering, `ChatType`). */
+  readonly type: number;
+  /** Stored name; '' for 1:1 chats, whose name is the peer's display name. */
+  readonly name: string;
+  /** The peer of a 1:1 chat; 0 otherwise. */
+  readonly contactId: number;
+  /** Group id (`Chat-Group-ID`); '' for 1:1 chats. */
+  readonly grpid: string;
+  /** Unix seconds. */
+  readonly createdAt: number;
+  readonly archived: boolean;
+  readonly muted: boolean;
+}
+
+/** Fields of a new chat. */
+export interface NewChat {
+  readonly type: number;
+  readonly name?: string;
+  readonly contactId?: number;
+  readonly grpid?: string;
+  /** Unix seconds; default now (SQLite's clock). */
+  readonly createdAt?: number;
+}
+
+/** Filters of `listByActivity`. */
+export interface ChatListFilter {
+  /** true: archived chats only; false: unarchived chats only. */
+  readonly archived: boolean;
+  /** Only chats that have this contact as a member. */
+  readonly contactId?: number;
+}
+
+interface ChatRow {
+  id: number;
+  type: number;
+  name: string;
+  contact_id: number;
+  grpid: string;
+  created_at: number;
+  archived: number;
+  muted: number;
+}
+
+const SELECT = "SELECT id, type, name, contact_id, grpid, created_at, archived, muted FROM chats";
+
+function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
+  return row && {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    contactId: row.contact_id,
+    grpid: row.grpid,
+    createdAt: row.created_at,
+    archived: row.archived !== 0,
+    muted: row.muted !== 0,
+  };
+}
+
+/** Reads and writes rows of `chats` and `chat_contacts`. */
+export class ChatsStore {
+  constructor(private readonly db: Db) {}
+
+  /** The chat with this id, or undefined. */
+  get(id: number): ChatRecord | undefined {
+    return toRecord(this.db.get<ChatRow>(`${SELECT} WHERE id = ?`, id));
+  }
+
+  /** The 1:1 chat with this peer, or undefined. */
+  singleByContact(contactId: number): ChatRecord | undefined {
+    return toRecord(
+      this.db.get<ChatRow>(`${SELECT} WHERE type = 100 AND contact_id = ?`, contactId),
+    );
+  }
+
+  /** The chat with this group id, or undefined. */
+  byGrpid(grpid: string): ChatRecord | undefined {
+    if (grpid === "") return undefined;
+    return toRecord(this.db.get<ChatRow>(`${SELECT} WHERE grpid = ?`, grpid));
+  }
+
+  /** Inserts a chat and returns its id (≥ 10). Members are added with `addMember`. */
+  insert(c: NewChat): number {
+    return this.db.run(
+      "INSERT INTO chats (type, name, contact_id, grpid, created_at) " +
+        "VALUES (?, ?, ?, ?, coalesce(?, unixepoch()))",
+      c.type,
+      c.name ?? "",
+      c.contactId ?? 0,
+      c.grpid ?? "",
+      c.createdAt ?? null,
+    ).lastId;
+  }
+
+  /** Adds a member (no-op when present). */
+  addMember(chatId: number, contactId: number): void {
+    this.db.run(
+      "INSERT INTO chat_contacts (chat_id, contact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      chatId,
+      contactId,
+    );
+  }
+
+  /** Removes a member; returns true when it was one. */
+  removeMember(chatId: number, contactId: number): boolean {
+    return this.db.run(
+      "DELETE FROM chat_contacts WHERE chat_id = ? AND contact_id = ?",
+      chatId,
+      contactId,
+    ).changes > 0;
+  }
+
+  /** Member contact ids as stored, in the order they were added. */
+  memberIds(chatId: number): number[] {
+    return this.db.all<{ contact_id: number }>(
+      "SELECT contact_id FROM chat_contacts WHERE chat_id = ? ORDER BY added_at, rowid",
+      chatId,
+    ).map((r) => r.contact_id);
+  }
+
+  /** Sets the stored name. */
+  setName(id: number, name: string): void {
+    this.db.run("UPDATE chats SET name = ? WHERE id = ?", name, id);
+  }
+
+  /** Sets the archived flag. */
+  setArchived(id: number, archived: boolean): void {
+    this.db.run("UPDATE chats SET archived = ? WHERE id = ?", archived ? 1 : 0, id);
+  }
+
+  /** Sets the muted flag. */
+  setMuted(id: number, muted: boolean): void {
+    this.db.run("UPDATE chats SET muted = ? WHERE id = ?", muted ? 1 : 0, id);
+  }
+
+  /**
+   * Chats ordered by newest activity first: the sort timestamp of the newest visible message,
+   * or the creation time of a chat without one; ties by newest message, then newest chat.
+   */
+  listByActivity(filter: ChatListFilter): ChatRecord[] {
+    const member = filter.contactId === undefined
+      ? ""
+      : "AND c.id IN (SELECT chat_id FROM chat_contacts WHERE contact_id = ?)";
+    const params = filter.contactId === undefined ? [] : [filter.contactId];
+    return this.db.all<ChatRow>(
+      `SELECT c.id, c.type, c.name, c.contact_id, c.grpid, c.created_at, c.archived, c.muted
+       FROM chats c
+       LEFT JOIN (SELECT chat_id, max(timestamp) AS ts, max(id) AS last_id FROM msgs
+                  WHERE hidden = 0 GROUP BY chat_id) m ON m.chat_id = c.id
+       WHERE c.archived = ? ${member}
+       ORDER BY coalesce(m.ts, c.created_at) DESC, coalesce(m.last_id, 0) DESC, c.id DESC`,
+      filter.archived ? 1 : 0,
+      ...params,
+    ).map((r) => toRecord(r)!);
+  }
+
+  /** Number of fresh (state 1, visible) messages in a chat. */
+  freshCount(chatId: number): number {
+    return this.db.get<{ n: number }>(
+      "SELECT count(*) AS n FROM msgs WHERE chat_id = ? AND state = 1 AND hidden = 0",
+      chatId,
+    )?.n ?? 0;
+  }
+
+  /** Number of fresh messages over all archived chats (the archive link's counter). */
+  archivedFreshCount(): number {
+    return this.db.get<{ n: number }>(
+      "SELECT count(*) AS n FROM msgs WHERE state = 1 AND hidden = 0 AND chat_id IN " +
+        "(SELECT id FROM chats WHERE archived = 1)",
+    )?.n ?? 0;
+  }
+
+  /** Number of archived chats. */
+  countArchived(): number {
+    return this.db.get<{ n: number }>("SELECT count(*) AS n FROM chats WHERE archived = 1")?.n ??
+      0;
+  }
+}

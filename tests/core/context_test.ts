@@ -1,0 +1,53 @@
+/** Tests of DomainTx: events only after the outermost commit, none after a rollback. */
+import assert from "node:assert/strict";
+import { DomainTx } from "../../src/core/context.ts";
+import { Store } from "../../src/store/mod.ts";
+import { RecordingSink } from "./_messaging.ts";
+
+Deno.test("DomainTx.run() publishes queued events after the outermost commit", () => {
+  const store = Store.open(":memory:");
+  const sink = new RecordingSink();
+  const tx = new DomainTx(store.db, sink);
+  tx.run((emit) => {
+    emit({ kind: "ChatModified", chatId: 10 });
+    tx.run((inner) => inner({ kind: "ChatModified", chatId: 11 }));
+    tx.emit({ kind: "ChatModified", chatId: 12 });
+    assert.deepEqual(sink.events, [], "nothing before the commit");
+    assert.equal(tx.active, true);
+  });
+  assert.deepEqual(sink.take().map((e) => "chatId" in e && e.chatId), [10, 11, 12]);
+  tx.emit({ kind: "ChatModified", chatId: 13 });
+  assert.deepEqual(sink.take().length, 1, "outside a run, emit publishes at once");
+  store.close();
+});
+
+Deno.test("DomainTx.run() rolls back and drops the events when the function throws", () => {
+  const store = Store.open(":memory:");
+  const sink = new RecordingSink();
+  const tx = new DomainTx(store.db, sink);
+  assert.throws(() =>
+    tx.run((emit) => {
+      store.contacts.insert({ addr: "a@x" });
+      emit({ kind: "ContactsChanged", contactId: 10 });
+      throw new Error("boom");
+    }), /boom/);
+  assert.equal(store.contacts.count(), 0);
+  assert.deepEqual(sink.events, []);
+  assert.equal(tx.active, false);
+  assert.throws(() => tx.run(() => Promise.resolve(1)), /synchronous/);
+  store.close();
+});
+
+Deno.test("DomainTx runs of two contexts on one database share the outer transaction", () => {
+  const store = Store.open(":memory:");
+  const sink = new RecordingSink();
+  const outer = new DomainTx(store.db, sink);
+  const other = new DomainTx(store.db, sink);
+  outer.run(() => {
+    other.run((emit) => emit({ kind: "ContactsChanged", contactId: null }));
+    assert.equal(other.active, true);
+    assert.deepEqual(sink.events, [], "the inner run waits for the outer commit");
+  });
+  assert.equal(sink.take().length, 1);
+  store.close();
+});

@@ -1,0 +1,227 @@
+/** Golden tests of the message methods through dispatch, with a fake renderer as transport. */
+import assert from "node:assert/strict";
+import { contextOf } from "../../../src/core/context.ts";
+import { Messages } from "../../../src/core/messages.ts";
+import type { OutgoingRenderer } from "../../../src/services.ts";
+import type { MessageRecord } from "../../../src/store/mod.ts";
+import { withTempDir } from "../../_helpers/temp.ts";
+import { fakeRender } from "../../core/_messaging.ts";
+import { BOB_FPR, call, result, rpcError, seeded } from "./_messaging.ts";
+
+/** A renderer that records queued ids and read receipts. */
+function fakeOutgoing(): OutgoingRenderer & { queuedIds: number[]; receipts: MessageRecord[][] } {
+  const render = fakeRender();
+  const queuedIds: number[] = [];
+  const receipts: MessageRecord[][] = [];
+  return {
+    render,
+    queued: (id) => queuedIds.push(id),
+    sendReadReceipts: (m) => Promise.resolve(void receipts.push([...m])),
+    queuedIds,
+    receipts,
+  };
+}
+
+Deno.test("send_msg sends text and files; the caller's file stays where it was", async () => {
+  await withTempDir(async (dir) => {
+    const base = seeded(dir);
+    const outgoing = fakeOutgoing();
+    const s = { ...base, outgoing };
+    try {
+      const textId = await result(s, "send_msg", [1, s.chatId, { text: "hi" }]);
+      assert.equal(textId, 10);
+      const src = `${dir}/report.txt.prv`;
+      await Deno.writeTextFile(src, "encrypted bytes");
+      const fileId = await result(s, "send_msg", [1, s.chatId, { file: src, text: "see file" }]);
+      assert.deepEqual(outgoing.queuedIds, [textId, fileId]);
+      assert.equal(await Deno.readTextFile(src), "encrypted bytes");
+      const m = await result(s, "get_message", [1, fileId]) as Record<string, unknown>;
+      assert.match(String(m.file), new RegExp(`^${dir}/accounts/1/blobs/[0-9a-f]{32}\\.prv$`));
+      assert.equal(m.fileBytes, 15);
+      assert.equal(m.fileName, "report.txt.prv");
+      assert.equal(m.viewtype, "File");
+      assert.equal(m.viewType, "File");
+      assert.equal(m.state, 10);
+      assert.equal(m.fromId, 1);
+      assert.equal(m.text, "see file");
+      assert.equal((m.sender as Record<string, unknown>).displayName, "Me");
+      assert.deepEqual(await result(s, "get_message_ids", [1, s.chatId, false, false]), [
+        textId,
+        fileId,
+      ]);
+    } finally {
+      s.store.close();
+    }
+  });
+});
+
+Deno.test("send_msg says clearly what is wrong with MessageData, the file or the transport", async () => {
+  await withTempDir(async (dir) => {
+    const base = seeded(dir);
+    const s = { ...base, outgoing: fakeOutgoing() };
+    try {
+      const err = (data: unknown, chat = s.chatId) => rpcError(s, "send_msg", [1, chat, data]);
+      assert.deepEqual(await err({ file: `${dir}/missing.prv` }), {
+        code: -1,
+        message: `Cannot read file "${dir}/missing.prv": file does not exist`,
+      });
+      assert.deepEqual(await err({ file: dir }), {
+        code: -1,
+        message: `Cannot read file "${dir}": it is a directory`,
+      });
+      assert.equal((await err({ file: "relative.txt" })).code, -1);
+      assert.deepEqual(await err({ text: "x", viewtype: "Bogus" }), {
+        code: -32602,
+        message: 'MessageData.viewtype "Bogus" is not a viewtype; use one of Text, Image, Gif, ' +
+          "Sticker, Audio, Voice, Video, File, Webxdc, Vcard",
+      });
+      assert.equal((await err({ text: 5 })).code, -32602);
+      assert.equal((await err({})).code, -32602);
+      assert.equal((await err({ text: "x", viewtype: "File" })).code, -32602);
+      assert.equal((await err({ text: "x", html: "<b>x</b>" })).code, -32602);
+      assert.equal((await err("text")).code, -32602);
+      assert.deepEqual(await err({ text: "x" }, 99), { code: -1, message: "chat 99 not found" });
+      assert.deepEqual(await rpcError(base, "send_msg", [1, s.chatId, { text: "x" }]), {
+        code: -1,
+        message: "sending is not available: the mail transport is not running",
+      });
+      assert.equal(s.store.countMessages(), 0);
+    } finally {
+      s.store.close();
+    }
+  });
+});
+
+Deno.test("get_messages maps ids to message objects or loadingError entries", async () => {
+  const s = seeded();
+  try {
+    const { msgId } = new Messages(contextOf(s)).storeIncoming({
+      rfc724Mid: "in1@relay.test",
+      chatId: s.chatId,
+      fromId: s.bob,
+      text: "hello",
+      subject: "Message from Bob",
+      timestampSent: 1_700_000_100,
+      timestampRcvd: 1_700_000_105,
+      fromFingerprint: BOB_FPR,
+    });
+    const got = await result(s, "get_messages", [1, [msgId, 99]]) as Record<string, unknown>;
+    const sender = (got[String(msgId)] as Record<string, unknown>).sender;
+    assert.deepEqual(got, {
+      [String(msgId)]: {
+        kind: "message",
+        id: msgId,
+        chatId: s.chatId,
+        fromId: s.bob,
+        text: "hello",
+        timestamp: 1_700_000_100,
+        sortTimestamp: 1_700_000_100,
+        receivedTimestamp: 1_700_000_105,
+        hasDeviatingTimestamp: false,
+        state: 1,
+        file: null,
+        fileBytes: 0,
+        fileName: null,
+        fileMime: null,
+        viewtype: "Text",
+        viewType: "Text",
+        sender,
+        subject: "Message from Bob",
+        error: null,
+        quote: null,
+        parentId: null,
+        isInfo: false,
+        isEdited: false,
+        isForwarded: false,
+        isBot: false,
+        isPinned: false,
+        showPadlock: true,
+        hasHtml: false,
+        hasLocation: false,
+        systemMessageType: "Unknown",
+        infoContactId: null,
+        overrideSenderName: null,
+        duration: 0,
+        dimensionsWidth: 0,
+        dimensionsHeight: 0,
+        downloadState: "Done",
+        webxdcHref: null,
+        originalMsgId: null,
+        savedMessageId: null,
+        reactions: null,
+        vcardContact: null,
+      },
+      "99": { kind: "loadingError", error: "message 99 not found" },
+    });
+    assert.deepEqual(sender, await result(s, "get_contact", [1, s.bob]));
+    assert.deepEqual(await rpcError(s, "get_message", [1, 99]), {
+      code: -1,
+      message: "message 99 not found",
+    });
+  } finally {
+    s.store.close();
+  }
+});
+
+Deno.test("markseen_msgs (204) marks fresh messages seen and sends the receipts asked for", async () => {
+  const base = seeded();
+  const outgoing = fakeOutgoing();
+  const s = { ...base, outgoing };
+  try {
+    const messages = new Messages(contextOf(s));
+    const incoming = (mid: string, mdnRequested: boolean) =>
+      messages.storeIncoming({
+        rfc724Mid: mid,
+        chatId: s.chatId,
+        fromId: s.bob,
+        text: mid,
+        timestampSent: 1_700_000_100,
+        mdnRequested,
+      }).msgId;
+    const a = incoming("a@x", true);
+    const b = incoming("b@x", false);
+    assert.deepEqual(await result(s, "get_fresh_msgs", [1]), [b, a]);
+    const sub = s.bus.subscribe();
+    assert.deepEqual(await call(s, "markseen_msgs", [1, [a, b]]), { status: 204 });
+    assert.deepEqual(outgoing.receipts.map((batch) => batch.map((m) => m.id)), [[a]]);
+    assert.deepEqual((await sub.next()).map((e) => e.event), [
+      { kind: "MsgsNoticed", chatId: s.chatId },
+    ]);
+    sub.close();
+    assert.deepEqual(await result(s, "get_fresh_msgs", [1]), []);
+    const seen = await result(s, "get_messages", [1, [a]]) as Record<string, { state: number }>;
+    assert.equal(seen[String(a)].state, 16);
+    const items = await result(s, "get_chatlist_items_by_entries", [1, [s.chatId]]);
+    const item = (items as Record<string, { freshMessageCounter: number }>)[String(s.chatId)];
+    assert.equal(item.freshMessageCounter, 0);
+  } finally {
+    s.store.close();
+  }
+});
+
+Deno.test("delete_messages (204) removes messages; get_message_ids adds day markers", async () => {
+  const s = seeded();
+  try {
+    const messages = new Messages(contextOf(s));
+    const at = (mid: string, t: number) =>
+      messages.storeIncoming({
+        rfc724Mid: mid,
+        chatId: s.chatId,
+        fromId: s.bob,
+        text: mid,
+        timestampSent: t,
+        timestampRcvd: t,
+      }).msgId;
+    const a = at("a@x", 1_700_000_000);
+    const b = at("b@x", 1_700_100_000);
+    assert.deepEqual(await result(s, "get_message_ids", [1, s.chatId, false, true]), [9, a, 9, b]);
+    assert.deepEqual(await call(s, "delete_messages", [1, [a]]), { status: 204 });
+    assert.deepEqual(await result(s, "get_message_ids", [1, s.chatId, false, false]), [b]);
+    assert.deepEqual(await rpcError(s, "delete_messages", [1, [a]]), {
+      code: -1,
+      message: `message ${a} not found`,
+    });
+  } finally {
+    s.store.close();
+  }
+});
