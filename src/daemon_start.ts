@@ -11,6 +11,7 @@ import { createApp } from "./http/app.ts";
 import { serviceHealth } from "./http/health_route.ts";
 import { FileLicenseSource } from "./license/status.ts";
 import { logger } from "./log.ts";
+import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
@@ -35,6 +36,13 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   const bus = new EventBus();
   const account = await provision(config, { events: bus });
   const connectivity = new ConnectivityMonitor(bus, Connectivity.NOT_CONNECTED);
+  const mail = await createMailRuntime({
+    store: account.store,
+    events: bus,
+    dataDir: config.dataDir,
+    serverParams: account.serverParams,
+    password: account.password,
+  });
   const services: Services = {
     config,
     store: account.store,
@@ -42,6 +50,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     connectivity,
     license: new FileLicenseSource(config.dataDir),
     startedAt: Date.now(),
+    outgoing: mail.outgoing,
+    secureJoin: mail.secureJoin,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({
@@ -49,8 +59,10 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     password: account.password,
     connectivity,
     events: bus,
+    deliver: (raw) => mail.deliver(raw),
   });
   imap.start(loops.signal);
+  mail.start(loops.signal);
 
   const device = await loadDeviceFingerprint(config.dataDir);
   const app = createApp({
@@ -71,6 +83,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   } catch (err) {
     loops.abort();
     await imap.stop();
+    await mail.stop();
     account.store.close();
     account.lock.release();
     throw err;
@@ -88,6 +101,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
       stopped ??= (async () => {
         loops.abort();
         await imap.stop();
+        await mail.stop();
         bus.close();
         await server.shutdown();
         account.store.close();

@@ -5,6 +5,7 @@
 import type { GatewayConfig } from "./config.ts";
 import type { OutgoingDraft, RenderedMail } from "./core/messages.ts";
 import type { EventSink } from "./events/types.ts";
+import type { SecureJoinService } from "./securejoin/mod.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, Store } from "./store/mod.ts";
 
 /** Reports the live mail connection state (`get_connectivity`, `/health`). */
@@ -50,4 +51,6 @@ export interface Services {
   readonly startedAt: number;
   /** Absent while the mail transport is not running: `send_msg` then answers -1. */
   readonly outgoing?: OutgoingRenderer;
+  /** Absent while the mail transport is not running: SecureJoin methods then answer -1. */
+  readonly secureJoin?: SecureJoinService;
 }

@@ -220,7 +220,7 @@ export class Messages {
     if (recipients.length === 0) {
       throw new GatewayError(`cannot send to chat ${chat.id}: it has no members besides you`);
     }
-    const keyless = recipients.find((c) => c.fingerprint === "");
+    const keyless = recipients.find((c) => c.fingerprint === "" || c.publicKey.length === 0);
     if (keyless !== undefined) {
       throw new GatewayError(
         `cannot send to chat ${chat.id}: ${keyless.addr} has no encryption key; messages are ` +

@@ -122,15 +122,24 @@ export function renderChatMessage(m: InnerBase & { text: string; file?: Attachme
   );
 }
 
-/** A read receipt for `originalMessageIds` (the first is Original-Message-ID, the rest batched). */
+/**
+ * A receipt (MDN) for `originalMessageIds` (the first is Original-Message-ID, the rest batched in
+ * Additional-Message-IDs). `displayed` (default) is a read receipt; `processed` is the gateways'
+ * automatic delivery receipt (the message is stored on the peer's device).
+ */
 export function renderReadReceipt(
-  m: InnerBase & { originalMessageIds: readonly string[] },
+  m: InnerBase & {
+    originalMessageIds: readonly string[];
+    disposition?: "displayed" | "processed";
+  },
 ): Uint8Array {
   const b = m.boundary ?? crypto.randomUUID();
   const [first, ...more] = m.originalMessageIds;
   const report =
     `Original-Recipient: rfc822;${m.from.addr}\r\nFinal-Recipient: rfc822;${m.from.addr}\r\n` +
-    `Original-Message-ID: ${first}\r\nDisposition: manual-action/MDN-sent-automatically; displayed\r\n` +
+    `Original-Message-ID: ${first}\r\nDisposition: ${
+      m.disposition === "processed" ? "automatic-action" : "manual-action"
+    }/MDN-sent-automatically; ${m.disposition ?? "displayed"}\r\n` +
     (more.length ? `Additional-Message-IDs: ${more.join(" ")}\r\n` : "");
   const base = {
     ...m,
@@ -154,5 +163,43 @@ export function renderSecureJoinStep(
   };
   return new TextEncoder().encode(
     rootHeaders(base, 'text/plain; charset="utf-8"') + "\r\n" + `Secure-Join: ${m.step}\r\n`,
+  );
+}
+
+/**
+ * The joiner's first SecureJoin step, the one plaintext mail chatmail relays let through:
+ * `multipart/mixed` with one text/plain part `Secure-Join: <step>`, the invite number and our
+ * Autocrypt key in the headers, From without a display name (protocols.md §7.2).
+ */
+export function renderSecureJoinRequest(p: {
+  from: string;
+  to: Mailbox;
+  messageId: string;
+  date: Date;
+  step: "vc-request" | "vg-request";
+  inviteNumber: string;
+  autocryptKey: Uint8Array;
+  boundary?: string;
+}): Uint8Array {
+  const b = p.boundary ?? crypto.randomUUID();
+  const h: [string, string][] = [
+    ["Content-Type", `multipart/mixed; boundary="${b}"`],
+    ["MIME-Version", "1.0"],
+    ["From", `<${p.from}>`],
+    ["To", formatMailbox(p.to)],
+    ["Subject", "[...]"],
+    ["Date", rfc5322Date(p.date)],
+    ["Message-ID", p.messageId],
+    ["Chat-Version", "1.0"],
+    [
+      "Autocrypt",
+      formatAutocrypt({ addr: p.from, keydata: p.autocryptKey, preferEncrypt: "mutual" }),
+    ],
+    ["Secure-Join", p.step],
+    ["Secure-Join-Invitenumber", p.inviteNumber],
+  ];
+  return new TextEncoder().encode(
+    h.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n" +
+      `--${b}\r\nContent-Type: text/plain; charset="utf-8"\r\n\r\nSecure-Join: ${p.step}\r\n--${b}--\r\n`,
   );
 }

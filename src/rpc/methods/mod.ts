@@ -8,6 +8,7 @@ import { CHAT_METHODS } from "./chats.ts";
 import { CONTACT_METHODS } from "./contacts.ts";
 import { MESSAGE_METHODS } from "./messages.ts";
 import { LICENSE_METHODS } from "./license.ts";
+import { SECUREJOIN_METHODS } from "./securejoin.ts";
 
 /** Every method group, in the order `rpc.discover` lists them. */
 export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
@@ -15,6 +16,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   CONTACT_METHODS,
   CHAT_METHODS,
   MESSAGE_METHODS,
+  SECUREJOIN_METHODS,
   LICENSE_METHODS,
 ];
 

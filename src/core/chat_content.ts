@@ -1,0 +1,124 @@
+/**
+ * What a received chat mail carries: its text, its file, Delta Chat's pre-/post-message fields
+ * (protocols.md §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values out.
+ */
+import { leaves, type MimePart, partText } from "../mime/parser.ts";
+import type { ReadMail } from "./mail_reader.ts";
+import { stripAngles } from "./mail_reader.ts";
+
+/** A file found in a mail. */
+export interface MailFile {
+  readonly name: string;
+  readonly mime: string;
+  readonly bytes: Uint8Array;
+}
+
+/** The chat content of a mail. */
+export interface ChatContent {
+  readonly text: string;
+  readonly file?: MailFile;
+  readonly viewtype?: string;
+  /** On a pre-message: the Message-ID of the post-message with the file. */
+  readonly postMessageId?: string;
+  readonly announcedFile?: { name: string; bytes: number; viewtype?: string; mime?: string };
+}
+
+/** A receipt: which of our messages, and whether read (`displayed`) or stored (`processed`). */
+export interface ReceiptContent {
+  readonly messageIds: readonly string[];
+  readonly disposition: "displayed" | "processed" | "other";
+}
+
+function isAttachment(p: MimePart): boolean {
+  if (p.disposition?.value === "attachment") return true;
+  const type = p.contentType.value;
+  return !type.startsWith("text/") && !type.startsWith("multipart/") &&
+    type !== "message/disposition-notification";
+}
+
+function fileNameOf(p: MimePart): string {
+  const name = p.disposition?.params.filename ?? p.contentType.params.name ?? "";
+  const base = [...name.replace(/^.*[\\/]/, "")].filter((c) => c.charCodeAt(0) >= 0x20).join("")
+    .trim();
+  return base === "" ? "file.bin" : base.slice(0, 200);
+}
+
+/** Delta Chat viewtype for a received file's MIME type. */
+export function viewtypeOfMime(mime: string, voice = false): string {
+  if (mime === "image/gif") return "Gif";
+  if (mime.startsWith("image/")) return "Image";
+  if (mime.startsWith("audio/")) return voice ? "Voice" : "Audio";
+  if (mime.startsWith("video/")) return "Video";
+  return "File";
+}
+
+function cleanText(text: string): string {
+  return text.replace(/\r\n/g, "\n").replace(/\n+$/, "");
+}
+
+function metadata(value: string | undefined): ChatContent["announcedFile"] {
+  if (value === undefined) return undefined;
+  try {
+    const m = JSON.parse(value) as Record<string, unknown>;
+    const name = typeof m.filename === "string" ? m.filename : "file.bin";
+    const bytes = typeof m.size === "number" && m.size >= 0 ? Math.floor(m.size) : 0;
+    const viewtype = typeof m.viewtype === "string" ? m.viewtype : undefined;
+    return { name, bytes, viewtype };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Text, file and pre/post-message fields of a chat mail. */
+export function chatContent(mail: ReadMail): ChatContent {
+  const all = leaves(mail.content);
+  const textPart = all.find((p) => p.contentType.value === "text/plain" && !isAttachment(p));
+  let text = textPart ? cleanText(partText(textPart)) : "";
+  if (mail.headers.get("chat-version") === undefined) {
+    const subject = mail.headers.get("subject")?.trim() ?? "";
+    if (subject !== "" && subject !== "[...]") {
+      text = text === "" ? subject : `${subject} – ${text}`;
+    }
+  }
+  const filePart = all.find(isAttachment);
+  const file = filePart && {
+    name: fileNameOf(filePart),
+    mime: filePart.contentType.value || "application/octet-stream",
+    bytes: filePart.body,
+  };
+  const postMessageId = stripAngles(mail.headers.get("chat-post-message-id")) || undefined;
+  const voice = mail.headers.get("chat-voice-message") === "1";
+  return {
+    text,
+    file,
+    viewtype: file ? viewtypeOfMime(file.mime, voice) : undefined,
+    postMessageId,
+    announcedFile: postMessageId
+      ? metadata(mail.headers.get("chat-post-message-metadata"))
+      : undefined,
+  };
+}
+
+/** The receipt in a `multipart/report` mail, or undefined when the mail is not one. */
+export function receiptContent(mail: ReadMail): ReceiptContent | undefined {
+  const root = mail.content;
+  if (root.contentType.value !== "multipart/report") return undefined;
+  const report = leaves(root).find((p) =>
+    p.contentType.value === "message/disposition-notification"
+  );
+  if (report === undefined) return undefined;
+  const fields = new Map<string, string>();
+  for (const line of partText(report).replace(/\r?\n[ \t]+/g, " ").split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon > 0) fields.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1));
+  }
+  const ids = [
+    stripAngles(fields.get("original-message-id")),
+    ...(fields.get("additional-message-ids") ?? "").split(/\s+/).map(stripAngles),
+  ].filter((id) => id !== "");
+  const d = (fields.get("disposition") ?? "").split(";").pop()?.trim().toLowerCase();
+  return {
+    messageIds: ids.slice(0, 1000),
+    disposition: d === "displayed" || d === "processed" ? d : "other",
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * Reads one raw mail for the reception pipeline: parses the outer message, decrypts the
+ * `multipart/encrypted` body with our key, parses the inner MIME and checks the signature against
+ * the sender's Autocrypt key from inside the encrypted part or the keys we already know for that
+ * address. Throws `UnreadableMailError` with a reason for mail that cannot be used.
+ */
+import type * as openpgp from "openpgp";
+import { dearmor } from "../crypto/armor.ts";
+import { type AutocryptHeader, parseAutocrypt, pickAutocrypt } from "../crypto/autocrypt_header.ts";
+import { decryptMessage, fingerprintOf } from "../crypto/pgp.ts";
+import { leaves, type MimeHeaders, type MimePart, parseMime, partText } from "../mime/parser.ts";
+import type { PeerKeyCache } from "./peer_keys.ts";
+
+/** Mail the pipeline cannot use; `reason` is recorded. */
+export class UnreadableMailError extends Error {
+  constructor(message: string, readonly messageId = "", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "UnreadableMailError";
+  }
+}
+
+/** A mailbox from a header. */
+export interface HeaderMailbox {
+  readonly addr: string;
+  readonly name: string;
+}
+
+/** What a mail said, after decryption and signature check. */
+export interface ReadMail {
+  /** Message-ID without angle brackets. */
+  readonly messageId: string;
+  readonly from: HeaderMailbox;
+  /** The headers that count: the inner (protected) ones for encrypted mail, else the outer. */
+  readonly headers: MimeHeaders;
+  /** The MIME tree that carries the content (inner for encrypted mail). */
+  readonly content: MimePart;
+  readonly encrypted: boolean;
+  /** Primary-key fingerprint of a valid signature, when there is one. */
+  readonly signer?: string;
+  /** The key that made the valid signature (binary), when known. */
+  readonly signerKey?: Uint8Array;
+  /** The sender's Autocrypt header (inner for encrypted mail), when valid and for From. */
+  readonly autocrypt?: AutocryptHeader;
+  /** Valid `Autocrypt-Gossip` headers (only from encrypted, signed mail). */
+  readonly gossip: readonly AutocryptHeader[];
+  /** Unix seconds of the Date header, 0 when missing or invalid. */
+  readonly sentAt: number;
+}
+
+/** Keys we already trust for an address (known contacts), binary. */
+export type KnownKeys = (addr: string) => readonly Uint8Array[];
+
+/** What reading needs. */
+export interface MailReaderDeps {
+  readonly privateKey: openpgp.PrivateKey;
+  readonly keys: PeerKeyCache;
+  readonly knownKeys: KnownKeys;
+  /** Decompressed plaintext limit (zip bombs). */
+  readonly maxPlaintextBytes?: number;
+}
+
+/** `<id>` → `id`; '' when missing. */
+export function stripAngles(value: string | undefined): string {
+  return (value ?? "").trim().replace(/^<|>$/g, "").trim();
+}
+
+/** Parses `"Name" <a@b>`, `Name <a@b>` or `a@b`; addr lower-cased, '' when none. */
+export function parseMailbox(value: string | undefined): HeaderMailbox {
+  if (!value) return { addr: "", name: "" };
+  const angle = /^(.*)<([^<>]*)>\s*$/.exec(value);
+  if (angle === null) return { addr: value.trim().toLowerCase(), name: "" };
+  const name = angle[1].trim().replace(/^"(.*)"$/, "$1").replace(/\\(.)/g, "$1");
+  return { addr: angle[2].trim().toLowerCase(), name };
+}
+
+function dateSeconds(value: string | undefined): number {
+  const t = value ? Date.parse(value) : NaN;
+  return Number.isFinite(t) && t > 0 ? Math.floor(t / 1000) : 0;
+}
+
+/** The armored payload of a `multipart/encrypted` mail, or undefined when it is not one. */
+function encryptedPayload(outer: MimePart): string | undefined {
+  if (outer.contentType.value !== "multipart/encrypted") return undefined;
+  const data = outer.parts.find((p) => p.contentType.value === "application/octet-stream");
+  if (data === undefined) {
+    throw new UnreadableMailError("multipart/encrypted without an application/octet-stream part");
+  }
+  return partText(data);
+}
+
+/** Reads `raw`; see the module doc. */
+export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<ReadMail> {
+  let outer: MimePart;
+  try {
+    outer = parseMime(raw);
+  } catch (err) {
+    throw new UnreadableMailError(`broken MIME: ${(err as Error).message}`, "", { cause: err });
+  }
+  const messageId = stripAngles(outer.headers.get("message-id"));
+  const fail = (reason: string, cause?: unknown) =>
+    new UnreadableMailError(reason, messageId, { cause });
+  if (messageId === "") throw fail("no Message-ID");
+  const outerFrom = parseMailbox(outer.headers.get("from"));
+  if (outerFrom.addr === "") throw fail("no From address");
+
+  let armored: string | undefined;
+  try {
+    armored = encryptedPayload(outer);
+  } catch (err) {
+    throw fail((err as Error).message, err);
+  }
+  if (armored === undefined) {
+    return {
+      messageId,
+      from: outerFrom,
+      headers: outer.headers,
+      content: outer,
+      encrypted: false,
+      autocrypt: pickAutocrypt(outer.headers.getAll("autocrypt"), outerFrom.addr),
+      gossip: [],
+      sentAt: dateSeconds(outer.headers.get("date")),
+    };
+  }
+  return await readEncrypted(armored, outer, outerFrom, messageId, deps, fail);
+}
+
+async function readEncrypted(
+  armored: string,
+  outer: MimePart,
+  outerFrom: HeaderMailbox,
+  messageId: string,
+  deps: MailReaderDeps,
+  fail: (reason: string, cause?: unknown) => UnreadableMailError,
+): Promise<ReadMail> {
+  let binary: Uint8Array;
+  try {
+    binary = dearmor(armored);
+  } catch (err) {
+    throw fail(`bad armor: ${(err as Error).message}`, err);
+  }
+  const decrypted = await decryptMessage(binary, deps.privateKey, deps.maxPlaintextBytes).catch(
+    (err) => {
+      throw fail((err as Error).message, err);
+    },
+  );
+  let inner: MimePart;
+  try {
+    inner = parseMime(decrypted.plaintext);
+  } catch (err) {
+    throw fail(`broken inner MIME: ${(err as Error).message}`, err);
+  }
+  const innerFrom = parseMailbox(inner.headers.get("from"));
+  const from = innerFrom.addr === "" ? outerFrom : innerFrom;
+  if (from.addr !== outerFrom.addr) {
+    throw fail(
+      `the encrypted From ${from.addr} does not match the envelope From ${outerFrom.addr}`,
+    );
+  }
+  const autocrypt = pickAutocrypt(inner.headers.getAll("autocrypt"), from.addr);
+  const candidates = [...deps.knownKeys(from.addr)];
+  if (autocrypt !== undefined) candidates.unshift(autocrypt.keydata);
+  const parsed = (await Promise.all(
+    candidates.map((k) => deps.keys.get(k).then((key) => ({ key, bytes: k }), () => undefined)),
+  )).filter((k) => k !== undefined);
+  const check = await decrypted.verify(parsed.map((p) => p.key));
+  const signerKey = check.valid
+    ? parsed.find((p) => fingerprintOf(p.key) === check.signerFingerprint)?.bytes
+    : undefined;
+  const signed = signerKey !== undefined;
+  return {
+    messageId: stripAngles(inner.headers.get("message-id")) || messageId,
+    from,
+    headers: inner.headers,
+    content: inner,
+    encrypted: true,
+    signer: signed ? check.signerFingerprint : undefined,
+    signerKey,
+    autocrypt,
+    gossip: signed
+      ? inner.headers.getAll("autocrypt-gossip").map(parseAutocrypt).filter((g) => g !== undefined)
+      : [],
+    sentAt: dateSeconds(inner.headers.get("date") ?? outer.headers.get("date")),
+  };
+}
+
+/** The leaves of the content tree, for callers that look for text and files. */
+export function contentLeaves(mail: ReadMail): MimePart[] {
+  return leaves(mail.content);
+}

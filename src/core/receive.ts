@@ -1,0 +1,182 @@
+/**
+ * The reception pipeline (DESIGN §3): raw mail → read (parse, decrypt, verify) → SecureJoin step,
+ * receipt or chat message → store in one transaction (dedup by Message-ID) → events after the
+ * commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
+ * deletes it; only unexpected failures (disk, database) reject and leave the mail on the server.
+ */
+import { ContactId } from "../constants.ts";
+import { logger } from "../log.ts";
+import { chatContent, receiptContent } from "./chat_content.ts";
+import { Chats } from "./chats.ts";
+import { writeBlob } from "./blobs.ts";
+import { Contacts } from "./contacts.ts";
+import type { CoreContext } from "./context.ts";
+import { storeIncoming } from "./incoming.ts";
+import { DELIVERY_RECEIPT_HEADER } from "./mail_composer.ts";
+import {
+  type MailReaderDeps,
+  type ReadMail,
+  readMail,
+  UnreadableMailError,
+} from "./mail_reader.ts";
+import { MessageStates } from "./message_states.ts";
+
+const log = logger("receive");
+
+/** SecureJoin steps are handed to the SecureJoin code (securejoin/). */
+export interface SecureJoinReceiver {
+  /** A plaintext `vc-request` (the only plaintext mail accepted). */
+  onRequest(mail: ReadMail): Promise<void>;
+  /** An encrypted, signed step (`mail.signer` is set). */
+  onStep(mail: ReadMail, step: string): Promise<void>;
+}
+
+/** What the pipeline needs. */
+export interface ReceiveDeps {
+  readonly ctx: CoreContext;
+  readonly reader: MailReaderDeps;
+  /** Our own fingerprint (mail signed by it is our own and ignored). */
+  readonly selfFingerprint: string;
+  readonly secureJoin?: SecureJoinReceiver;
+  /** A peer gateway asked for a delivery receipt of a message we just stored. */
+  readonly deliveryReceiptWanted?: (contactId: number, rfc724Mid: string) => void;
+}
+
+/** What became of one mail. */
+export type ReceiveOutcome =
+  | { kind: "message"; msgId: number; outcome: "created" | "duplicate" | "merged" }
+  | { kind: "receipt"; changed: number }
+  | { kind: "securejoin"; step: string }
+  | { kind: "duplicate" }
+  | { kind: "ignored"; reason: string }
+  | { kind: "rejected"; reason: string };
+
+/** Runs the pipeline for one mail at a time (callers serialize; the IMAP loop does). */
+export class Receiver {
+  readonly #contacts: Contacts;
+  readonly #chats: Chats;
+  readonly #states: MessageStates;
+
+  constructor(private readonly deps: ReceiveDeps) {
+    this.#contacts = new Contacts(deps.ctx);
+    this.#chats = new Chats(deps.ctx);
+    this.#states = new MessageStates(deps.ctx);
+  }
+
+  /** Processes one raw mail; see the module doc for what rejects. */
+  async receive(raw: Uint8Array): Promise<ReceiveOutcome> {
+    let mail: ReadMail;
+    try {
+      mail = await readMail(raw, this.deps.reader);
+    } catch (err) {
+      if (err instanceof UnreadableMailError) return this.#reject(raw, err.message, err.messageId);
+      throw err;
+    }
+    if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
+      return { kind: "duplicate" };
+    }
+    const step = mail.headers.get("secure-join")?.trim();
+    if (!mail.encrypted) {
+      if ((step === "vc-request" || step === "vg-request") && this.deps.secureJoin) {
+        await this.deps.secureJoin.onRequest(mail);
+        return { kind: "securejoin", step };
+      }
+      return this.#reject(
+        raw,
+        "unencrypted mail (only SecureJoin requests may be)",
+        mail.messageId,
+      );
+    }
+    if (mail.signer === undefined || mail.signerKey === undefined) {
+      return this.#reject(raw, `not signed by a key of ${mail.from.addr}`, mail.messageId);
+    }
+    if (mail.signer === this.deps.selfFingerprint) {
+      return { kind: "ignored", reason: "our own mail" };
+    }
+    if (step !== undefined && step !== "") {
+      if (this.deps.secureJoin === undefined) return { kind: "ignored", reason: "SecureJoin off" };
+      await this.deps.secureJoin.onStep(mail, step);
+      return { kind: "securejoin", step };
+    }
+    const receipt = receiptContent(mail);
+    if (receipt !== undefined) return this.#applyReceipt(mail, receipt);
+    return await this.#storeMessage(mail);
+  }
+
+  #reject(raw: Uint8Array, reason: string, messageId: string): ReceiveOutcome {
+    this.deps.ctx.store.receiveErrors.add({ messageId, reason, raw });
+    log.warn("mail not accepted; recorded as a receive error", { messageId, reason });
+    this.deps.ctx.tx.emit({ kind: "Warning", msg: `received mail not accepted: ${reason}` });
+    return { kind: "rejected", reason };
+  }
+
+  #applyReceipt(
+    mail: ReadMail,
+    r: { messageIds: readonly string[]; disposition: string },
+  ): ReceiveOutcome {
+    const contact = this.#contacts.byFingerprint(mail.signer!);
+    if (contact === undefined) return { kind: "ignored", reason: "receipt from an unknown key" };
+    let changed = 0;
+    this.deps.ctx.tx.run(() => {
+      for (const id of r.messageIds) {
+        const m = this.deps.ctx.store.msgs.byRfc724Mid(id);
+        if (m === undefined || m.fromId !== ContactId.SELF) continue;
+        if (!this.#chats.contactIds(m.chatId).includes(contact.id)) continue;
+        if (r.disposition === "displayed") {
+          if (this.#states.markReadBy(m.id, contact.id, mail.sentAt)) changed++;
+        } else if (r.disposition === "processed") {
+          if (this.#states.markDeliveredToDevice(m.id)) changed++;
+        }
+      }
+    });
+    return { kind: "receipt", changed };
+  }
+
+  async #storeMessage(mail: ReadMail): Promise<ReceiveOutcome> {
+    const content = chatContent(mail);
+    const file = content.file &&
+      await writeBlob(
+        this.deps.ctx.blobDir,
+        content.file.bytes,
+        content.file.name,
+        content.file.mime,
+      );
+    const wantsMdn = mail.headers.get("chat-disposition-notification-to");
+    const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
+    const { contactId, result } = this.deps.ctx.tx.run(() => {
+      const contact = this.#contacts.upsertPeerFromKey({
+        addr: mail.from.addr,
+        name: mail.from.name,
+        fingerprint: mail.signer!,
+        publicKey: mail.signerKey!,
+        seenAt: mail.sentAt || undefined,
+      });
+      const { chatId } = this.#chats.getOrCreate1to1(contact.id);
+      const result = storeIncoming(this.deps.ctx, {
+        rfc724Mid: mail.messageId,
+        chatId,
+        fromId: contact.id,
+        text: content.text,
+        subject: mail.headers.get("subject") ?? "",
+        timestampSent: mail.sentAt,
+        viewtype: content.viewtype,
+        file,
+        announcedFile: content.file ? undefined : content.announcedFile,
+        postMessageId: content.postMessageId,
+        fromFingerprint: mail.signer,
+        mdnRequested: sameAddr(wantsMdn, mail.from.addr),
+        inReplyTo: (mail.headers.get("in-reply-to") ?? "").trim().replace(/^<|>$/g, ""),
+      });
+      return { contactId: contact.id, result };
+    });
+    if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
+      this.deps.deliveryReceiptWanted?.(contactId, mail.messageId);
+    }
+    return { kind: "message", ...result };
+  }
+}
+
+function sameAddr(header: string | undefined, addr: string): boolean {
+  if (header === undefined) return false;
+  return header.trim().replace(/^.*<|>.*$/g, "").toLowerCase() === addr;
+}

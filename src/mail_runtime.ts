@@ -1,0 +1,111 @@
+/**
+ * The running messenger of one account: composes the reception pipeline, the SMTP outbox loop,
+ * SecureJoin and receipts over the store, and gives the daemon what it wires into the IMAP loop
+ * (`deliver`) and into `Services` (`outgoing`, `secureJoin`).
+ */
+import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.ts";
+import { loadIdentity } from "./core/identity.ts";
+import { MailComposer } from "./core/mail_composer.ts";
+import { MessageStates } from "./core/message_states.ts";
+import type { RenderedMail } from "./core/messages.ts";
+import { PeerKeyCache } from "./core/peer_keys.ts";
+import { ReceiptBatcher } from "./core/receipt_batcher.ts";
+import { Receiver } from "./core/receive.ts";
+import type { EventSink } from "./events/types.ts";
+import { SecureJoin } from "./securejoin/mod.ts";
+import type { OutgoingRenderer } from "./services.ts";
+import type { Store } from "./store/mod.ts";
+import type { ServerParams } from "./transport/server_params.ts";
+import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
+
+/** Inputs of {@link createMailRuntime}. */
+export interface MailRuntimeOptions {
+  readonly store: Store;
+  readonly events: EventSink;
+  readonly dataDir: string;
+  readonly serverParams: ServerParams;
+  readonly password: string;
+}
+
+/** What the daemon wires. */
+export interface MailRuntime {
+  readonly outgoing: OutgoingRenderer;
+  readonly secureJoin: SecureJoin;
+  readonly receiver: Receiver;
+  /** The IMAP loop's delivery callback: resolves once the mail is committed (or recorded). */
+  deliver(raw: Uint8Array): Promise<void>;
+  start(signal: AbortSignal): void;
+  /** Sends pending receipts into the queue and stops the SMTP loop (queued rows stay). */
+  stop(): Promise<void>;
+}
+
+/** The outbox table as the SMTP loop sees it. */
+export function outboxQueue(ctx: CoreContext): OutboxQueue {
+  const states = new MessageStates(ctx);
+  const outbox = ctx.store.outbox;
+  return {
+    due: (now, limit) => outbox.due(now, limit),
+    nextDueAt: () => outbox.nextDueAt(),
+    sent: (id) => void states.outboxSent(id),
+    retry: (id, error, nextTryAt) => outbox.recordFailure(id, error, nextTryAt),
+    gaveUp: (id, error) => void states.outboxGaveUp(id, error),
+  };
+}
+
+/** Builds the runtime for a provisioned account (loads and parses the key once). */
+export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
+  const ctx = createCoreContext({
+    store: o.store,
+    events: o.events,
+    blobDir: blobDirOf(o.dataDir),
+  });
+  const self = await loadIdentity(o.store);
+  const keys = new PeerKeyCache();
+  const composer = new MailComposer(self, keys);
+  const smtp = new SmtpLoop({
+    endpoint: o.serverParams.smtp,
+    password: o.password,
+    queue: outboxQueue(ctx),
+    events: o.events,
+  });
+  const queue = (mail: RenderedMail) => {
+    o.store.outbox.enqueue({ msgId: 0, ...mail });
+    smtp.wake();
+  };
+  const secureJoin = new SecureJoin({ ctx, self, composer, queue });
+  const receipts = new ReceiptBatcher(o.store, composer, queue);
+  const receiver = new Receiver({
+    ctx,
+    reader: {
+      privateKey: self.privateKey,
+      keys,
+      knownKeys: (addr) =>
+        o.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
+          k.length > 0
+        ),
+    },
+    selfFingerprint: self.fingerprint,
+    secureJoin,
+    deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
+  });
+  return {
+    outgoing: {
+      render: (draft, chat, recipients) => composer.renderChat(draft, chat, recipients),
+      queued: () => smtp.wake(),
+      sendReadReceipts: (messages) => {
+        for (const m of messages) receipts.add(m.fromId, m.rfc724Mid, "displayed");
+        return Promise.resolve();
+      },
+    },
+    secureJoin,
+    receiver,
+    deliver: async (raw) => {
+      await receiver.receive(raw);
+    },
+    start: (signal) => smtp.start(signal),
+    stop: async () => {
+      await receipts.close();
+      await smtp.stop();
+    },
+  };
+}

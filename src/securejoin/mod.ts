@@ -1,0 +1,60 @@
+/**
+ * SecureJoin for one account: the inviter and joiner roles behind one receiver the reception
+ * pipeline hands SecureJoin mail to, and the two operations the RPC methods call.
+ */
+import type { ReadMail } from "../core/mail_reader.ts";
+import type { SecureJoinReceiver } from "../core/receive.ts";
+import { logger } from "../log.ts";
+import { Inviter, type InviterDeps } from "./inviter.ts";
+import { Joiner } from "./joiner.ts";
+import { Step } from "./steps.ts";
+
+const log = logger("securejoin");
+
+/** What RPC methods use (`get_chat_securejoin_qr_code`, `secure_join`). */
+export interface SecureJoinService {
+  /** A new 1:1 invite link. */
+  createInvite(): string;
+  /** Starts joining; resolves with the 1:1 chat id at once. */
+  join(link: string): Promise<number>;
+}
+
+/** Both roles; the reception pipeline's `SecureJoinReceiver`. */
+export class SecureJoin implements SecureJoinService, SecureJoinReceiver {
+  readonly inviter: Inviter;
+  readonly joiner: Joiner;
+
+  constructor(deps: InviterDeps) {
+    this.inviter = new Inviter(deps);
+    this.joiner = new Joiner(deps);
+  }
+
+  createInvite(): string {
+    return this.inviter.createInvite();
+  }
+
+  join(link: string): Promise<number> {
+    return this.joiner.join(link);
+  }
+
+  async onRequest(mail: ReadMail): Promise<void> {
+    if (mail.headers.get("secure-join") === Step.REQUEST) await this.inviter.onRequest(mail);
+    else log.info("group join requests are not supported; ignored", { from: mail.from.addr });
+  }
+
+  async onStep(mail: ReadMail, step: string): Promise<void> {
+    switch (step) {
+      case Step.AUTH_REQUIRED:
+        await this.joiner.onAuthRequired(mail);
+        return;
+      case Step.REQUEST_WITH_AUTH:
+        await this.inviter.onRequestWithAuth(mail);
+        return;
+      case Step.CONTACT_CONFIRM:
+        this.joiner.onContactConfirm(mail);
+        return;
+      default:
+        log.info("SecureJoin step not handled; ignored", { step, from: mail.from.addr });
+    }
+  }
+}

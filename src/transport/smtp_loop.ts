@@ -1,0 +1,361 @@
+/**
+ * The SMTP outbox loop: sends due mails of a queue over one pooled SMTP transport, several at a
+ * time, and reports each outcome back (sent, retry later, or give up). Never throws.
+ */
+import { Buffer } from "node:buffer";
+import nodemailer from "nodemailer";
+import type { EventSink } from "../events/types.ts";
+import { logger } from "../log.ts";
+import { type BackoffBounds, backoffDelay } from "./imap_loop.ts";
+import { describeEndpoint, type Endpoint } from "./server_params.ts";
+import { smtpOptions, smtpReason } from "./smtp_client.ts";
+
+const log = logger("smtp");
+
+/** One queued mail as the loop sees it. */
+export interface QueuedMail {
+  readonly id: number;
+  readonly envelopeFrom: string;
+  readonly recipients: readonly string[];
+  readonly raw: Uint8Array;
+  /** Failed attempts so far. */
+  readonly attempts: number;
+}
+
+/** The outbox as the loop needs it (core wires it to store/outbox_store.ts and message states). */
+export interface OutboxQueue {
+  /** Mails due at nowMs, oldest first, at most limit. */
+  due(nowMs: number, limit: number): readonly QueuedMail[];
+  /** When the next mail is due (Unix ms), or undefined when empty. */
+  nextDueAt(): number | undefined;
+  /** The relay accepted it (the caller removes the row and moves the message state 10→20). */
+  sent(id: number): void;
+  /** Temporary failure: count it and retry at nextTryAt. */
+  retry(id: number, error: string, nextTryAt: number): void;
+  /** Permanent failure (5xx answer such as 523 Encryption Needed, or too many attempts): give up. */
+  gaveUp(id: number, error: string): void;
+}
+
+/** What the loop hands to the transport: the envelope and the mail's bytes, unchanged. */
+export interface OutgoingMail {
+  readonly envelope: { readonly from: string; readonly to: string[] };
+  readonly raw: Buffer;
+}
+
+/** A (pooled) SMTP transport; nodemailer's fits, tests pass fakes. */
+export interface SmtpSender {
+  /** Resolves when the relay accepted the mail (`rejected`: recipients it refused). */
+  sendMail(mail: OutgoingMail): Promise<{ readonly rejected?: readonly unknown[] }>;
+  close(): void;
+}
+
+/** Options of {@link SmtpLoop}. */
+export interface SmtpLoopOptions {
+  readonly endpoint: Endpoint;
+  readonly password: string;
+  readonly queue: OutboxQueue;
+  /** Gets `SmtpConnected` on the first accepted mail, and on the first after a connection failure. */
+  readonly events?: EventSink;
+  /** Retry back-off after a 4xx answer, by the mail's attempts (default 1 s … 5 min). */
+  readonly backoff?: BackoffBounds;
+  /** Pause after a connection failure (default 1 s … 30 s; its max never exceeds `backoff.max`). */
+  readonly connectionBackoff?: BackoffBounds;
+  /** Failed attempts with an SMTP answer after which a mail is given up (default 20). */
+  readonly maxAttempts?: number;
+  /** Mails sent at once, and the pool's connection limit (default 4). */
+  readonly concurrency?: number;
+  /** The clock (Unix ms); tests may replace it. */
+  readonly now?: () => number;
+  /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
+  readonly transportFactory?: () => SmtpSender;
+}
+
+/** How a failed send is handled. */
+export type SmtpFailure = "permanent" | "transient" | "connection";
+
+/** Network-level codes of nodemailer and of Node's sockets. */
+const CONNECTION_CODES = new Set(
+  ("ECONNECTION ETIMEDOUT ESOCKET EDNS ETLS EPROXY EAUTH ENOAUTH ECONNREFUSED ECONNRESET EPIPE " +
+    "EHOSTUNREACH ENETUNREACH ENOTFOUND EAI_AGAIN").split(" "),
+);
+
+/** nodemailer's names of the session steps before a mail transaction starts. */
+const SESSION_COMMANDS = /^(CONN|EHLO|HELO|LHLO|STARTTLS|SOCKET_TIMEOUT|AUTH\b)/;
+
+/**
+ * Sorts a nodemailer error. "connection": the session failed before or around the mail
+ * transaction (network, TLS, greeting, 421, and also login): it says nothing about the mail, so
+ * it never makes a mail give up — a wrong password is configuration trouble, and a relay that is
+ * restarting may answer 5xx to AUTH for a moment; giving up would fail every queued message.
+ * "permanent": a 5xx answer to MAIL FROM, RCPT TO or DATA (e.g. 523 Encryption Needed; 503, a
+ * bad command sequence, excepted), or a mail nodemailer refuses itself. Else "transient" (4xx).
+ */
+export function classifySmtpError(err: unknown): SmtpFailure {
+  const e = (err ?? {}) as { code?: unknown; command?: unknown; responseCode?: unknown };
+  const code = typeof e.code === "string" ? e.code : "";
+  const command = typeof e.command === "string" ? e.command : "";
+  const status = typeof e.responseCode === "number" ? e.responseCode : 0;
+  if (CONNECTION_CODES.has(code) || SESSION_COMMANDS.test(command) || status === 421) {
+    return "connection";
+  }
+  if (status >= 500 && status < 600 && status !== 503) return "permanent";
+  if (!status && (code === "EENVELOPE" || code === "EMESSAGE")) return "permanent";
+  return "transient";
+}
+
+/** Longest single wait: a row queued without `wake()` is still picked up within it. */
+const MAX_WAIT_MS = 60_000;
+
+/** Waits for `kick()`, a timeout or an abort; a kick while nobody waits ends the next wait. */
+class Waker {
+  #done: (() => void) | undefined;
+  #kicked = false;
+
+  kick(): void {
+    if (this.#done) this.#done();
+    else this.#kicked = true;
+  }
+
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.#kicked || signal.aborted) {
+      this.#kicked = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.#done = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal.addEventListener("abort", done, { once: true });
+      this.#done = done;
+    });
+  }
+}
+
+/** A transport and its sends in flight; a retired one is closed once they have settled. */
+interface Lease {
+  readonly sender: SmtpSender;
+  active: number;
+  retired: boolean;
+}
+
+/** The outbox loop: drains due mails, sleeps until the next one is due or `wake()`. */
+export class SmtpLoop {
+  readonly #opts: SmtpLoopOptions;
+  readonly #server: string;
+  readonly #concurrency: number;
+  readonly #maxAttempts: number;
+  readonly #bounds: BackoffBounds;
+  readonly #netBounds: BackoffBounds;
+  readonly #now: () => number;
+  readonly #inflight = new Set<number>();
+  readonly #waker = new Waker();
+  readonly #abort = new AbortController();
+  #running: Promise<void> | undefined;
+  #lease: Lease | undefined;
+  #connFailures = 0;
+  #holdUntil = 0;
+  #connected = false;
+  #idle = false;
+  #idleWaiters: (() => void)[] = [];
+  readonly #counts = { sent: 0, retried: 0, gaveUp: 0 };
+
+  constructor(opts: SmtpLoopOptions) {
+    this.#opts = opts;
+    this.#server = describeEndpoint(opts.endpoint);
+    this.#concurrency = Math.max(1, opts.concurrency ?? 4);
+    this.#maxAttempts = Math.max(1, opts.maxAttempts ?? 20);
+    this.#bounds = opts.backoff ?? { min: 1_000, max: 300_000 };
+    const net = opts.connectionBackoff ?? { min: 1_000, max: 30_000 };
+    this.#netBounds = { min: net.min, max: Math.min(net.max, this.#bounds.max) };
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Starts the loop (once): it first drains everything due, e.g. what a restart left queued. */
+  start(signal: AbortSignal): void {
+    if (signal.aborted) this.#abort.abort();
+    else signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
+    this.#running ??= this.#run().catch((err) =>
+      log.error("SMTP loop ended unexpectedly", { error: smtpReason(err) })
+    );
+  }
+
+  /** A mail was queued: look at the queue at once (a connection back-off still applies). */
+  wake(): void {
+    this.#idle = false;
+    this.#waker.kick();
+  }
+
+  /**
+   * Resolves when nothing is in flight and nothing can be sent now: the queue is empty, its next
+   * mail is due later, or the loop pauses after a connection failure (or the loop has ended).
+   */
+  idle(): Promise<void> {
+    if (this.#idle || !this.#running || this.#abort.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Stops the loop; resolves once the sends in flight have settled and been reported. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#running;
+    this.#setIdle(true);
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      let wait: number;
+      try {
+        wait = this.#fill();
+      } catch (err) {
+        log.error("outbox queue failed", { error: smtpReason(err) });
+        wait = this.#bounds.min;
+      }
+      await this.#waker.wait(Math.min(wait, MAX_WAIT_MS), signal);
+    }
+    while (this.#inflight.size > 0) {
+      await this.#waker.wait(MAX_WAIT_MS, new AbortController().signal);
+    }
+    if (this.#lease) this.#retire(this.#lease);
+  }
+
+  /** Starts sends for due mails while slots are free; returns the ms until it is worth looking. */
+  #fill(): number {
+    const now = this.#now();
+    if (now < this.#holdUntil) {
+      this.#setIdle(this.#inflight.size === 0);
+      return this.#holdUntil - now;
+    }
+    const width = this.#connFailures > 0 ? 1 : this.#concurrency; // one probe after a failure
+    if (this.#inflight.size < width) {
+      for (const mail of this.#opts.queue.due(now, width + this.#inflight.size)) {
+        if (this.#inflight.size >= width) break;
+        if (!this.#inflight.has(mail.id)) this.#launch(mail);
+      }
+    }
+    if (this.#inflight.size >= width) return MAX_WAIT_MS; // a settling send kicks the loop
+    const next = this.#opts.queue.nextDueAt();
+    const nothingDue = next === undefined || next > now;
+    this.#setIdle(this.#inflight.size === 0 && nothingDue);
+    if (next === undefined) return MAX_WAIT_MS;
+    if (next > now) return next - now;
+    return this.#bounds.min; // the due rows are in flight; rows due later are not visible
+  }
+
+  #setIdle(idle: boolean): void {
+    if (idle && !this.#idle) {
+      const { sent, retried, gaveUp } = this.#counts;
+      if (sent + retried + gaveUp > 0) log.info("outbox pass done", { sent, retried, gaveUp });
+      Object.assign(this.#counts, { sent: 0, retried: 0, gaveUp: 0 });
+    }
+    this.#idle = idle;
+    if (!idle) return;
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  #launch(mail: QueuedMail): void {
+    const lease = this.#lease ??= { sender: this.#createSender(), active: 0, retired: false };
+    lease.active++;
+    this.#inflight.add(mail.id);
+    void this.#send(lease, mail).finally(() => {
+      lease.active--;
+      if (lease.retired && lease.active === 0) lease.sender.close();
+      this.#inflight.delete(mail.id);
+      this.#waker.kick();
+    });
+  }
+
+  #createSender(): SmtpSender {
+    if (this.#opts.transportFactory) return this.#opts.transportFactory();
+    const transport = nodemailer.createTransport({
+      ...smtpOptions(this.#opts.endpoint, this.#opts.password, true),
+      maxConnections: this.#concurrency,
+    });
+    transport.on("error", (err) => log.warn("SMTP transport error", { error: smtpReason(err) }));
+    return transport;
+  }
+
+  /** Sends one mail and reports the outcome to the queue; never rejects. */
+  async #send(lease: Lease, mail: QueuedMail): Promise<void> {
+    let rejected = 0;
+    try {
+      const info = await lease.sender.sendMail({
+        envelope: { from: mail.envelopeFrom, to: [...mail.recipients] },
+        raw: Buffer.from(mail.raw),
+      });
+      rejected = info?.rejected?.length ?? 0;
+    } catch (err) {
+      return this.#report(() => this.#failed(lease, mail, err));
+    }
+    this.#report(() => this.#opts.queue.sent(mail.id));
+    this.#counts.sent++;
+    this.#connFailures = 0;
+    this.#holdUntil = 0;
+    const to = mail.recipients.length;
+    if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
+    log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
+    if (this.#connected) return;
+    this.#connected = true;
+    log.info("connected", { server: this.#server });
+    this.#opts.events?.publish({ kind: "SmtpConnected", msg: `SMTP connected to ${this.#server}` });
+  }
+
+  #report(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      log.error("outbox update failed", { error: smtpReason(err) });
+    }
+  }
+
+  #failed(lease: Lease, mail: QueuedMail, err: unknown): void {
+    const kind = classifySmtpError(err);
+    const reason = smtpReason(err);
+    const now = this.#now();
+    const { queue } = this.#opts;
+    if (kind === "permanent") {
+      this.#counts.gaveUp++;
+      log.warn("relay refused a mail; giving up", { id: mail.id, reason });
+      return queue.gaveUp(mail.id, reason);
+    }
+    if (kind === "connection") {
+      this.#connectionFailed(lease, now, reason, err);
+      this.#counts.retried++;
+      return queue.retry(mail.id, reason, this.#holdUntil); // due again when the pause ends
+    }
+    if (mail.attempts + 1 >= this.#maxAttempts) {
+      this.#counts.gaveUp++;
+      log.warn("giving up a mail", { id: mail.id, attempts: mail.attempts + 1, reason });
+      return queue.gaveUp(mail.id, `${reason} (gave up after ${mail.attempts + 1} attempts)`);
+    }
+    const delay = backoffDelay(mail.attempts, this.#bounds);
+    this.#counts.retried++;
+    log.info("mail deferred", { id: mail.id, attempt: mail.attempts + 1, in_ms: delay, reason });
+    queue.retry(mail.id, reason, now + delay);
+  }
+
+  /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */
+  #connectionFailed(lease: Lease, now: number, reason: string, err: unknown): void {
+    this.#connected = false;
+    if (this.#lease === lease) this.#retire(lease);
+    if (now < this.#holdUntil) return;
+    const delay = backoffDelay(this.#connFailures, this.#netBounds);
+    this.#connFailures++;
+    this.#holdUntil = now + delay;
+    const login = (err as { code?: unknown })?.code === "EAUTH";
+    (login ? log.error : log.warn)(
+      login ? "SMTP login refused; mail stays queued" : "SMTP connection failed; pausing",
+      { server: this.#server, in_ms: delay, failures: this.#connFailures, reason },
+    );
+  }
+
+  #retire(lease: Lease): void {
+    if (this.#lease === lease) this.#lease = undefined;
+    lease.retired = true;
+    if (lease.active === 0) lease.sender.close();
+  }
+}

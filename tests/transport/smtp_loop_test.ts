@@ -1,0 +1,449 @@
+/**
+ * SmtpLoop with a fake transport (outcome handling, back-off, wake/stop, pipelining) and against
+ * a real relay (delivery, a relay outage without loss or duplicates, a 523 refusal).
+ */
+import assert from "node:assert/strict";
+import type { GatewayEvent } from "../../src/events/types.ts";
+import { setLogSink } from "../../src/log.ts";
+import { createImapClient } from "../../src/transport/imap_client.ts";
+import {
+  classifySmtpError,
+  type OutboxQueue,
+  type OutgoingMail,
+  type QueuedMail,
+  SmtpLoop,
+  type SmtpLoopOptions,
+} from "../../src/transport/smtp_loop.ts";
+import { NO_RELAY, type Relay, type RelayAccount, startRelay } from "../_helpers/relay.ts";
+
+type Row = QueuedMail & { nextTryAt: number };
+
+/** The outbox in memory, recording every callback. */
+class MemoryQueue implements OutboxQueue {
+  readonly rows = new Map<number, Row>();
+  readonly sentIds: number[] = [];
+  readonly retries: { id: number; error: string; nextTryAt: number }[] = [];
+  readonly gaveUps: { id: number; error: string }[] = [];
+  #nextId = 1;
+
+  add(raw = "Subject: x\r\n\r\nhi\r\n", from = "a@x.test", to = ["b@x.test"], at = 0): number {
+    const id = this.#nextId++;
+    const bytes = new TextEncoder().encode(raw);
+    this.rows.set(id, {
+      id,
+      envelopeFrom: from,
+      recipients: to,
+      raw: bytes,
+      attempts: 0,
+      nextTryAt: at,
+    });
+    return id;
+  }
+  due(nowMs: number, limit: number): readonly QueuedMail[] {
+    return [...this.rows.values()].filter((r) => r.nextTryAt <= nowMs)
+      .sort((a, b) => a.nextTryAt - b.nextTryAt || a.id - b.id).slice(0, limit);
+  }
+  nextDueAt(): number | undefined {
+    const times = [...this.rows.values()].map((r) => r.nextTryAt);
+    return times.length ? Math.min(...times) : undefined;
+  }
+  sent(id: number): void {
+    assert.ok(this.rows.delete(id), `sent(${id}) for a queued row`);
+    this.sentIds.push(id);
+  }
+  retry(id: number, error: string, nextTryAt: number): void {
+    const row = this.rows.get(id)!;
+    this.rows.set(id, { ...row, attempts: row.attempts + 1, nextTryAt });
+    this.retries.push({ id, error, nextTryAt });
+  }
+  gaveUp(id: number, error: string): void {
+    assert.ok(this.rows.delete(id), `gaveUp(${id}) for a queued row`);
+    this.gaveUps.push({ id, error });
+  }
+}
+
+/** A fake transport: `outcome` decides each send; counts sends in flight and transports. */
+function fakeTransport(outcome: (mail: OutgoingMail) => Promise<void> = () => Promise.resolve()) {
+  const stats = { created: 0, closed: 0, inflight: 0, maxInflight: 0, mails: [] as OutgoingMail[] };
+  const factory = () => {
+    stats.created++;
+    return {
+      async sendMail(mail: OutgoingMail) {
+        stats.mails.push(mail);
+        stats.maxInflight = Math.max(stats.maxInflight, ++stats.inflight);
+        try {
+          await outcome(mail);
+          return { rejected: [] };
+        } finally {
+          stats.inflight--;
+        }
+      },
+      close: () => void stats.closed++,
+    };
+  };
+  return { factory, stats };
+}
+
+/** A nodemailer-like error. */
+function smtpError(code: string, command: string, response?: string): Error {
+  const err = Object.assign(new Error("Failed"), { code, command, response });
+  return response ? Object.assign(err, { responseCode: Number(response.slice(0, 3)) }) : err;
+}
+
+const ENDPOINT = { host: "127.0.0.1", port: 1, security: "ssl" as const, user: "a@x.test" };
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Resolves like `p`, or fails when it takes longer than `ms`. */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until `cond()` holds (checking every 100 ms) or fails after `ms`. */
+async function until(
+  cond: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await delay(100);
+  }
+}
+
+/** Runs `fn` with a started loop (logs muted) and stops it afterwards. */
+async function withLoop(
+  opts: Partial<SmtpLoopOptions> & { queue: OutboxQueue },
+  fn: (loop: SmtpLoop) => Promise<void>,
+): Promise<void> {
+  const prev = setLogSink(() => {});
+  const loop = new SmtpLoop({ endpoint: ENDPOINT, password: "pw", ...opts });
+  const ac = new AbortController();
+  loop.start(ac.signal);
+  try {
+    await fn(loop);
+  } finally {
+    ac.abort();
+    await loop.stop();
+    setLogSink(prev);
+  }
+}
+
+Deno.test("classifySmtpError: 5xx to the mail is permanent, session trouble is a connection failure", () => {
+  assert.equal(
+    classifySmtpError(smtpError("EMESSAGE", "DATA", "523 5.7.1 Encryption Needed")),
+    "permanent",
+  );
+  assert.equal(
+    classifySmtpError(smtpError("EENVELOPE", "RCPT TO", "550 5.1.1 No such user")),
+    "permanent",
+  );
+  assert.equal(classifySmtpError(smtpError("EENVELOPE", "API")), "permanent");
+  assert.equal(
+    classifySmtpError(smtpError("EENVELOPE", "RCPT TO", "451 4.3.0 Try later")),
+    "transient",
+  );
+  assert.equal(
+    classifySmtpError(smtpError("EENVELOPE", "MAIL FROM", "503 5.5.1 Bad sequence")),
+    "transient",
+  );
+  assert.equal(
+    classifySmtpError(smtpError("EAUTH", "AUTH PLAIN", "535 5.7.8 Auth failed")),
+    "connection",
+  );
+  assert.equal(
+    classifySmtpError(smtpError("ECONNECTION", "CONN", "554 5.3.2 Restarting")),
+    "connection",
+  );
+  assert.equal(
+    classifySmtpError(smtpError("EENVELOPE", "MAIL FROM", "421 4.3.2 Bye")),
+    "connection",
+  );
+  for (const code of ["ECONNECTION", "ETIMEDOUT", "ESOCKET", "ECONNREFUSED", "ETLS"]) {
+    assert.equal(classifySmtpError(smtpError(code, "CONN")), "connection", code);
+  }
+  assert.equal(classifySmtpError(new Error("odd")), "transient");
+});
+
+Deno.test("SmtpLoop drains every due mail on start and reports it sent", async () => {
+  const queue = new MemoryQueue();
+  const ids = [1, 2, 3, 4, 5].map(() =>
+    queue.add("Subject: s\r\n\r\nbody\r\n", "me@x.test", ["a@y.test", "b@y.test"])
+  );
+  queue.add(undefined, undefined, undefined, Date.now() + 3_600_000); // not due
+  const { factory, stats } = fakeTransport();
+  const events: GatewayEvent[] = [];
+  await withLoop(
+    { queue, transportFactory: factory, events: { publish: (e) => events.push(e) } },
+    async (loop) => {
+      await within(loop.idle(), 5_000, "idle");
+    },
+  );
+  assert.deepEqual(queue.sentIds.sort(), ids);
+  assert.equal(queue.rows.size, 1, "the mail due later stays queued");
+  assert.deepEqual(stats.mails[0].envelope, { from: "me@x.test", to: ["a@y.test", "b@y.test"] });
+  assert.equal(new TextDecoder().decode(stats.mails[0].raw), "Subject: s\r\n\r\nbody\r\n");
+  assert.deepEqual(events.map((e) => e.kind), ["SmtpConnected"]);
+  assert.equal(stats.created, 1);
+  assert.equal(stats.closed, 1, "stop() closes the transport");
+});
+
+for (
+  const [name, err, answered] of [
+    ["a 4xx answer", smtpError("EENVELOPE", "RCPT TO", "451 4.3.0 Try again later"), true],
+    ["a network error", smtpError("ECONNECTION", "CONN"), false],
+  ] as const
+) {
+  Deno.test(`SmtpLoop retries after ${name} with growing delays`, async () => {
+    let t = 1_000_000;
+    const queue = new MemoryQueue();
+    queue.add();
+    const { factory, stats } = fakeTransport(() => Promise.reject(err));
+    const delays: number[] = [];
+    await withLoop(
+      { queue, transportFactory: factory, now: () => t, maxAttempts: 3 },
+      async (loop) => {
+        for (let i = 0; i < 2; i++) {
+          await within(loop.idle(), 5_000, "idle");
+          assert.equal(queue.retries.length, i + 1);
+          delays.push(queue.retries[i].nextTryAt - t);
+          assert.match(queue.retries[i].error, answered ? /451/ : /ECONNECTION/);
+          t += 10_000;
+          loop.wake();
+        }
+        await within(loop.idle(), 5_000, "idle");
+      },
+    );
+    assert.ok(delays[0] >= 800 && delays[0] <= 1200, `first delay ${delays[0]}`);
+    assert.ok(delays[1] > delays[0], `delays grow: ${delays}`);
+    if (answered) {
+      assert.equal(queue.gaveUps.length, 1, "the third 4xx gives up (maxAttempts 3)");
+      assert.match(queue.gaveUps[0].error, /451.*3 attempts/);
+    } else {
+      assert.equal(queue.gaveUps.length, 0, "connection failures never give a mail up");
+      assert.equal(queue.retries.length, 3);
+      assert.equal(stats.created, 3, "a new transport after each connection failure");
+      assert.equal(stats.closed, 3);
+    }
+  });
+}
+
+Deno.test("SmtpLoop gives up on a 5xx answer to the mail but not on a 5xx to the login", async () => {
+  const queue = new MemoryQueue();
+  const refused = queue.add("Subject: refused\r\n\r\n");
+  const login = queue.add("Subject: login\r\n\r\n");
+  const { factory } = fakeTransport((mail) =>
+    Promise.reject(
+      new TextDecoder().decode(mail.raw).includes("refused")
+        ? smtpError("EMESSAGE", "DATA", "523 5.7.1 Encryption Needed: Invalid Unencrypted Mail")
+        : smtpError("EAUTH", "AUTH PLAIN", "535 5.7.8 Error: authentication failed"),
+    )
+  );
+  await withLoop(
+    { queue, transportFactory: factory },
+    (loop) => within(loop.idle(), 5_000, "idle"),
+  );
+  assert.deepEqual(queue.gaveUps.map((g) => g.id), [refused]);
+  assert.match(queue.gaveUps[0].error, /523/);
+  assert.deepEqual(queue.retries.map((r) => r.id), [login]);
+});
+
+Deno.test("SmtpLoop pauses after a connection failure and then probes with one mail", async () => {
+  let t = 1_000_000;
+  let up = false;
+  const queue = new MemoryQueue();
+  for (let i = 0; i < 10; i++) queue.add();
+  const { factory, stats } = fakeTransport(() =>
+    up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
+  );
+  await withLoop({ queue, transportFactory: factory, now: () => t }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(queue.retries.length, 4, "one round of 4 failed, then the loop pauses");
+    t += 5_000;
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(queue.retries.length, 5, "after the pause a single probe");
+    up = true;
+    t += 60_000;
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+  });
+  assert.equal(queue.sentIds.length, 10);
+  assert.equal(stats.maxInflight, 4);
+});
+
+Deno.test("SmtpLoop: wake() sends a newly queued mail at once; stop() ends the sleep", async () => {
+  const queue = new MemoryQueue();
+  const { factory } = fakeTransport();
+  await withLoop({ queue, transportFactory: factory }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    const id = queue.add();
+    loop.wake();
+    await within(loop.idle(), 2_000, "the woken loop to send");
+    assert.deepEqual(queue.sentIds, [id]);
+    queue.add(undefined, undefined, undefined, Date.now() + 3_600_000);
+    await within(loop.idle(), 5_000, "idle");
+    const t0 = performance.now();
+    await loop.stop();
+    assert.ok(performance.now() - t0 < 500, "stop() is prompt");
+  });
+});
+
+Deno.test("SmtpLoop.stop() waits for the sends in flight and reports them", async () => {
+  const queue = new MemoryQueue();
+  const ids = [queue.add(), queue.add()];
+  let started: () => void;
+  const inFlight = new Promise<void>((r) => started = r);
+  const { factory } = fakeTransport(async () => {
+    started();
+    await delay(200);
+  });
+  await withLoop({ queue, transportFactory: factory }, async (loop) => {
+    await inFlight;
+    await loop.stop();
+    assert.deepEqual(queue.sentIds.sort(), ids);
+  });
+});
+
+Deno.test("SmtpLoop pipelines sends: concurrency 4 keeps 4 in flight", async () => {
+  const queue = new MemoryQueue();
+  for (let i = 0; i < 8; i++) queue.add();
+  const { factory, stats } = fakeTransport(() => delay(30));
+  await withLoop(
+    { queue, transportFactory: factory, concurrency: 4 },
+    (loop) => within(loop.idle(), 5_000, "idle"),
+  );
+  assert.equal(queue.sentIds.length, 8);
+  assert.equal(stats.maxInflight, 4);
+});
+
+// ---- against a relay ------------------------------------------------------------------------
+
+function plainMail(from: string, to: string, n: number): string {
+  return [
+    `From: <${from}>`,
+    `To: <${to}>`,
+    `Subject: outbox ${n}`,
+    `Message-ID: <smtp-loop-${n}@_relay.test>`,
+    `Date: ${new Date().toUTCString()}`,
+    "",
+    `mail number ${n}`,
+    "",
+  ].join("\r\n");
+}
+
+function loopFor(relay: Relay, sender: RelayAccount, queue: OutboxQueue): SmtpLoop {
+  const endpoint = {
+    host: relay.host,
+    port: relay.smtpsPort,
+    security: "ssl" as const,
+    user: sender.email,
+  };
+  return new SmtpLoop({
+    endpoint,
+    password: sender.password,
+    queue,
+    backoff: { min: 100, max: 1_000 },
+    connectionBackoff: { min: 100, max: 500 },
+  });
+}
+
+/** Message-IDs in the INBOX of `acc`, once there are at least `count` messages (or after 30 s). */
+async function inboxIds(relay: Relay, acc: RelayAccount, count: number): Promise<string[]> {
+  const imap = {
+    host: relay.host,
+    port: relay.imapsPort,
+    security: "ssl" as const,
+    user: acc.email,
+  };
+  const client = createImapClient(imap, acc.password);
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    await until(
+      async () => ((await client.status("INBOX", { messages: true })) || {}).messages! >= count,
+      30_000,
+      "mail",
+    );
+    await client.mailboxOpen("INBOX");
+    const ids: string[] = [];
+    for await (const msg of client.fetch("1:*", { envelope: true })) {
+      ids.push(msg.envelope?.messageId ?? "");
+    }
+    return ids;
+  } finally {
+    await client.logout().catch(() => client.close());
+  }
+}
+
+Deno.test({
+  name: "SmtpLoop delivers through a relay and loses nothing, duplicates nothing across an outage",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const [sender, recipient] = [await relay.register(), await relay.register()];
+    const queue = new MemoryQueue();
+    const add = (n: number) =>
+      queue.add(plainMail(sender.email, recipient.email, n), sender.email, [recipient.email]);
+    for (let n = 1; n <= 20; n++) add(n);
+    const loop = loopFor(relay, sender, queue);
+    const ac = new AbortController();
+    loop.start(ac.signal);
+    try {
+      await until(() => queue.sentIds.length === 20, 30_000, "the first 20 mails");
+      assert.equal(new Set(await inboxIds(relay, recipient, 20)).size, 20);
+
+      await relay.stopMail();
+      for (let n = 21; n <= 40; n++) add(n);
+      loop.wake();
+      await until(
+        () => queue.retries.length >= 8,
+        20_000,
+        "failed attempts while the relay is down",
+      );
+      assert.equal(queue.sentIds.length, 20, "nothing sent while the relay is down");
+      await relay.startMail();
+      await until(() => queue.rows.size === 0, 60_000, "the queue to drain after the outage");
+    } finally {
+      ac.abort();
+      await loop.stop();
+    }
+    assert.equal(queue.gaveUps.length, 0);
+    assert.equal(queue.sentIds.length, 40);
+    await delay(1_000); // a late duplicate would show up by now
+    const ids = await inboxIds(relay, recipient, 40);
+    assert.equal(ids.length, 40, "each mail arrived exactly once");
+    assert.equal(new Set(ids).size, 40);
+  },
+});
+
+Deno.test({
+  name: "SmtpLoop gives up on a plain mail that a filtering relay refuses with 523",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    const [sender, recipient] = [await relay.register(), await relay.register()];
+    const queue = new MemoryQueue();
+    queue.add(plainMail(sender.email, recipient.email, 1), sender.email, [recipient.email]);
+    const loop = loopFor(relay, sender, queue);
+    const ac = new AbortController();
+    loop.start(ac.signal);
+    try {
+      await until(() => queue.rows.size === 0, 30_000, "the mail to be refused");
+    } finally {
+      ac.abort();
+      await loop.stop();
+    }
+    assert.deepEqual(queue.sentIds, []);
+    assert.equal(queue.gaveUps.length, 1);
+    assert.match(queue.gaveUps[0].error, /523/);
+  },
+});
