@@ -1,0 +1,233 @@
+/**
+ * Interop with the real Delta Chat core (2.57, @deltachat/stdio-rpc-server) through the relay
+ * with the chatmail filter on: (a) Delta Chat joins the gateway's invite, (b) the gateway joins
+ * Delta Chat's https invite, (c) text both ways, (d) files both ways with identical bytes,
+ * including a large file Delta Chat splits into pre- and post-message, (e) Delta Chat's read
+ * receipt moves our message to 28 with MsgRead.
+ */
+import assert from "node:assert/strict";
+import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
+import { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+
+interface GwMsg {
+  chatId: number;
+  text: string;
+  state: number;
+  fromId: number;
+  file: string | null;
+  fileName: string | null;
+  fileBytes: number;
+  viewtype: string;
+  sender: { displayName: string };
+  showPadlock: boolean;
+}
+
+interface DcMsg {
+  chatId: number;
+  text: string;
+  fromId: number;
+  file: string | null;
+  fileName: string | null;
+  viewType: string;
+  showPadlock: boolean;
+}
+
+const ignore = NO_RELAY || !deltaChatInstalled();
+
+/** Random bytes of any size (getRandomValues fills at most 64 KiB per call). */
+function randomBytes(size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i += 65_536) crypto.getRandomValues(out.subarray(i, i + 65_536));
+  return out;
+}
+
+async function gwMessage(gw: GatewayPeer, id: number): Promise<GwMsg> {
+  return (await gw.call<Record<string, GwMsg>>("get_messages", 1, [id]))[String(id)];
+}
+
+async function dumpOnFailure(relay: Relay, gw: GatewayPeer, dc: DeltaChatPeer, err: unknown) {
+  console.error(`--- gateway ---\n${gw.daemon.output().slice(-6000)}`);
+  console.error(`--- delta chat warnings ---\n${dc.warnings().join("\n")}`);
+  console.error(
+    await Deno.readTextFile(`${relay.dir}/log/filter.log`).then((t) => t.slice(-3000), () => ""),
+  );
+  throw err;
+}
+
+Deno.test({
+  name: "Delta Chat joins the gateway's invite; text, files and read receipts both ways",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    await using gw = await GatewayPeer.start("Edge GW", relay);
+    await using dc = await DeltaChatPeer.start("dcpeer", relay, { displayName: "Dora" });
+    try {
+      // (a) Delta Chat joins our invite: both sides verified, a 1:1 chat on both.
+      const link = await gw.call<string>("get_chat_securejoin_qr_code", 1, null);
+      const dcChat = await dc.call<number>("secure_join", dc.accountId, link);
+      await dc.waitForEvent((e) =>
+        e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+      );
+      const done = await gw.waitForEvent((e) =>
+        e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
+      );
+      const gwChat = done.event.chatId as number;
+      const dcOnGw = done.event.contactId as number;
+      const contact = await gw.call<{ isVerified: boolean; address: string; displayName: string }>(
+        "get_contact",
+        1,
+        dcOnGw,
+      );
+      assert.deepEqual([contact.isVerified, contact.address, contact.displayName], [
+        true,
+        dc.addr,
+        "Dora",
+      ]);
+      const gwOnDc = (await dc.call<number[]>("get_chat_contacts", dc.accountId, dcChat))[0];
+      const dcContact = await dc.call<{ isVerified: boolean; address: string }>(
+        "get_contact",
+        dc.accountId,
+        gwOnDc,
+      );
+      assert.deepEqual([dcContact.isVerified, dcContact.address], [true, gw.addr]);
+
+      // (c) text gateway → Delta Chat: right text, sender and chat, with a padlock.
+      let from = dc.events.length;
+      const sent = await gw.call<number>("send_msg", 1, gwChat, { text: "Hello Dora ✓\nline 2" });
+      const inDc = await dc.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
+      const dcMsg = await dc.call<DcMsg>("get_message", dc.accountId, inDc.event.msgId);
+      assert.deepEqual([dcMsg.text, dcMsg.chatId, dcMsg.fromId, dcMsg.showPadlock], [
+        "Hello Dora ✓\nline 2",
+        dcChat,
+        gwOnDc,
+        true,
+      ]);
+      assert.equal(
+        await gw.poll(async () => (await gwMessage(gw, sent)).state, (s) => s === 20),
+        20,
+        "Delta Chat sends no delivery receipt: the message stays at 20 until read",
+      );
+
+      // (e) Delta Chat reads it: its read receipt moves our message to 28 with MsgRead.
+      const gwFrom = gw.events.length;
+      await dc.call("markseen_msgs", dc.accountId, [inDc.event.msgId]);
+      await gw.waitForEvent(
+        (e) => e.event.kind === "MsgRead" && e.event.msgId === sent,
+        30_000,
+        gwFrom,
+      );
+      assert.equal((await gwMessage(gw, sent)).state, 28);
+
+      // (c) text Delta Chat → gateway.
+      let gwFrom2 = gw.events.length;
+      await dc.call("send_msg", dc.accountId, dcChat, { text: "Hi gateway 👋" });
+      const inGw = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom2);
+      const gwMsg = await gwMessage(gw, inGw.event.msgId as number);
+      assert.deepEqual(
+        [gwMsg.text, gwMsg.chatId, gwMsg.fromId, gwMsg.sender.displayName, gwMsg.showPadlock],
+        ["Hi gateway 👋", gwChat, dcOnGw, "Dora", true],
+      );
+
+      // (d) a file gateway → Delta Chat, bytes identical.
+      const gwFiles = `${gw.dir.path}/data/files`;
+      await Deno.mkdir(gwFiles, { recursive: true });
+      const small = randomBytes(20_000);
+      await Deno.writeFile(`${gwFiles}/report.bin`, small);
+      from = dc.events.length;
+      await gw.call("send_msg", 1, gwChat, {
+        text: "see attachment",
+        file: `${gwFiles}/report.bin`,
+      });
+      const fileInDc = await dc.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
+      const dcFile = await dc.call<DcMsg>("get_message", dc.accountId, fileInDc.event.msgId);
+      assert.deepEqual([dcFile.text, dcFile.fileName, dcFile.viewType], [
+        "see attachment",
+        "report.bin",
+        "File",
+      ]);
+      assert.deepEqual(await Deno.readFile(dcFile.file!), small);
+
+      // (d) files Delta Chat → gateway: a small one, and one over Delta Chat's pre-message
+      // limit, which arrives as a pre-message (text) and a post-message (file): one message here.
+      for (const size of [30_000, 300_000]) {
+        const bytes = randomBytes(size);
+        const path = `${dc.dir.path}/upload-${size}.bin`;
+        await Deno.writeFile(path, bytes);
+        gwFrom2 = gw.events.length;
+        await dc.call("send_msg", dc.accountId, dcChat, {
+          text: `file of ${size} bytes`,
+          file: path,
+          viewtype: "File",
+        });
+        const ev = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom2);
+        const id = ev.event.msgId as number;
+        const m = await gw.poll(() => gwMessage(gw, id), (m) => m.file !== null, 30_000);
+        assert.deepEqual([m.text, m.fileName, m.fileBytes, m.chatId], [
+          `file of ${size} bytes`,
+          `upload-${size}.bin`,
+          size,
+          gwChat,
+        ]);
+        assert.deepEqual(await Deno.readFile(m.file!), bytes, `bytes of the ${size}-byte file`);
+      }
+    } catch (err) {
+      await dumpOnFailure(relay, gw, dc, err);
+    }
+  },
+});
+
+Deno.test({
+  name: "the gateway joins Delta Chat's https invite; both verified; text both ways",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    await using gw = await GatewayPeer.start("Edge GW", relay);
+    await using dc = await DeltaChatPeer.start("dcpeer", relay, { displayName: "Dora" });
+    try {
+      // (b) Delta Chat's own invite form is https://i.delta.chat/#FPR&v=3&i=…&s=…&a=…&n=…
+      const link = await dc.call<string>("get_chat_securejoin_qr_code", dc.accountId, null);
+      assert.match(link, /^https:\/\/i\.delta\.chat\/#/);
+      const gwChat = await gw.call<number>("secure_join", 1, link);
+      const joined = await gw.waitForEvent((e) =>
+        e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+      );
+      assert.ok(
+        gw.events.some((e) =>
+          e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 400
+        ),
+      );
+      const progress = await dc.waitForEvent((e) =>
+        e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
+      );
+      const dcChat = progress.event.chatId as number;
+      const dcOnGw = joined.event.contactId as number;
+      const c = await gw.call<{ isVerified: boolean; address: string }>("get_contact", 1, dcOnGw);
+      assert.deepEqual([c.isVerified, c.address], [true, dc.addr]);
+      const gwOnDc = await dc.call<{ isVerified: boolean; address: string }>(
+        "get_contact",
+        dc.accountId,
+        progress.event.contactId,
+      );
+      assert.deepEqual([gwOnDc.isVerified, gwOnDc.address], [true, gw.addr]);
+
+      const gwFrom = gw.events.length;
+      await dc.call("send_msg", dc.accountId, dcChat, { text: "welcome, gateway" });
+      const inGw = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom);
+      const m = await gwMessage(gw, inGw.event.msgId as number);
+      assert.deepEqual([m.text, m.chatId], ["welcome, gateway", gwChat]);
+
+      const from = dc.events.length;
+      await gw.call("send_msg", 1, gwChat, { text: "thanks, Dora" });
+      const inDc = await dc.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
+      const d = await dc.call<DcMsg>("get_message", dc.accountId, inDc.event.msgId);
+      assert.deepEqual([d.text, d.chatId, d.showPadlock], ["thanks, Dora", dcChat, true]);
+    } catch (err) {
+      await dumpOnFailure(relay, gw, dc, err);
+    }
+  },
+});
