@@ -4,7 +4,7 @@
  * (`deliver`) and into `Services` (`outgoing`, `secureJoin`).
  */
 import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.ts";
-import { loadIdentity } from "./core/identity.ts";
+import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
 import type { RenderedMail } from "./core/messages.ts";
@@ -12,11 +12,14 @@ import { PeerKeyCache } from "./core/peer_keys.ts";
 import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
+import { logger } from "./log.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { OutgoingRenderer } from "./services.ts";
 import type { Store } from "./store/mod.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
+
+const log = logger("receive");
 
 /** Inputs of {@link createMailRuntime}. */
 export interface MailRuntimeOptions {
@@ -52,35 +55,36 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
   };
 }
 
-/** Builds the runtime for a provisioned account (loads and parses the key once). */
-export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
-  const ctx = createCoreContext({
-    store: o.store,
-    events: o.events,
-    blobDir: blobDirOf(o.dataDir),
-  });
-  const self = await loadIdentity(o.store);
+/** The messenger's parts over one account, independent of how mail is sent. */
+export interface Messenger {
+  readonly self: SelfIdentity;
+  readonly composer: MailComposer;
+  readonly secureJoin: SecureJoin;
+  readonly receipts: ReceiptBatcher;
+  readonly receiver: Receiver;
+}
+
+/**
+ * Composes the messenger over `ctx`: mails to send go to `queue` (the daemon's puts them in the
+ * outbox and wakes the SMTP loop; tests hand them from one account to another).
+ */
+export function createMessenger(
+  ctx: CoreContext,
+  self: SelfIdentity,
+  queue: (mail: RenderedMail) => void,
+  receiptWindowMs?: number,
+): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
-  const smtp = new SmtpLoop({
-    endpoint: o.serverParams.smtp,
-    password: o.password,
-    queue: outboxQueue(ctx),
-    events: o.events,
-  });
-  const queue = (mail: RenderedMail) => {
-    o.store.outbox.enqueue({ msgId: 0, ...mail });
-    smtp.wake();
-  };
   const secureJoin = new SecureJoin({ ctx, self, composer, queue });
-  const receipts = new ReceiptBatcher(o.store, composer, queue);
+  const receipts = new ReceiptBatcher(ctx.store, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
     reader: {
       privateKey: self.privateKey,
       keys,
       knownKeys: (addr) =>
-        o.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
+        ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
           k.length > 0
         ),
     },
@@ -88,23 +92,50 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     secureJoin,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
+  return { self, composer, secureJoin, receipts, receiver };
+}
+
+/** Builds the runtime for a provisioned account (loads and parses the key once). */
+export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
+  const ctx = createCoreContext({
+    store: o.store,
+    events: o.events,
+    blobDir: blobDirOf(o.dataDir),
+  });
+  const smtp = new SmtpLoop({
+    endpoint: o.serverParams.smtp,
+    password: o.password,
+    queue: outboxQueue(ctx),
+    events: o.events,
+  });
+  const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
+    o.store.outbox.enqueue({ msgId: 0, ...mail });
+    smtp.wake();
+  });
   return {
     outgoing: {
-      render: (draft, chat, recipients) => composer.renderChat(draft, chat, recipients),
+      render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
       sendReadReceipts: (messages) => {
-        for (const m of messages) receipts.add(m.fromId, m.rfc724Mid, "displayed");
+        for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
         return Promise.resolve();
       },
     },
-    secureJoin,
-    receiver,
+    secureJoin: m.secureJoin,
+    receiver: m.receiver,
     deliver: async (raw) => {
-      await receiver.receive(raw);
+      const t0 = performance.now();
+      const outcome = await m.receiver.receive(raw);
+      // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
+      log.debug("mail processed", {
+        outcome: outcome.kind,
+        bytes: raw.length,
+        pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
+      });
     },
     start: (signal) => smtp.start(signal),
     stop: async () => {
-      await receipts.close();
+      await m.receipts.close();
       await smtp.stop();
     },
   };

@@ -8,7 +8,14 @@ import type * as openpgp from "openpgp";
 import { dearmor } from "../crypto/armor.ts";
 import { type AutocryptHeader, parseAutocrypt, pickAutocrypt } from "../crypto/autocrypt_header.ts";
 import { decryptMessage, fingerprintOf } from "../crypto/pgp.ts";
-import { leaves, type MimeHeaders, type MimePart, parseMime, partText } from "../mime/parser.ts";
+import {
+  decodeEncodedWords,
+  leaves,
+  type MimeHeaders,
+  type MimePart,
+  parseMime,
+  partText,
+} from "../mime/parser.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
 
 /** Mail the pipeline cannot use; `reason` is recorded. */
@@ -64,13 +71,17 @@ export function stripAngles(value: string | undefined): string {
   return (value ?? "").trim().replace(/^<|>$/g, "").trim();
 }
 
-/** Parses `"Name" <a@b>`, `Name <a@b>` or `a@b`; addr lower-cased, '' when none. */
+/**
+ * Parses `"Name" <a@b>`, `Name <a@b>` or `a@b` (names may be RFC 2047 encoded words); addr
+ * lower-cased, '' when none.
+ */
 export function parseMailbox(value: string | undefined): HeaderMailbox {
   if (!value) return { addr: "", name: "" };
   const angle = /^(.*)<([^<>]*)>\s*$/.exec(value);
   if (angle === null) return { addr: value.trim().toLowerCase(), name: "" };
-  const name = angle[1].trim().replace(/^"(.*)"$/, "$1").replace(/\\(.)/g, "$1");
-  return { addr: angle[2].trim().toLowerCase(), name };
+  const quoted = /^"(.*)"$/.exec(angle[1].trim());
+  const name = quoted ? quoted[1].replace(/\\(.)/g, "$1") : angle[1].trim();
+  return { addr: angle[2].trim().toLowerCase(), name: decodeEncodedWords(name).trim() };
 }
 
 function dateSeconds(value: string | undefined): number {
