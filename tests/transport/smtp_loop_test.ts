@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { setLogSink } from "../../src/log.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
+import { classifySmtpError } from "../../src/transport/smtp_errors.ts";
 import {
-  classifySmtpError,
   type OutboxQueue,
   type OutgoingMail,
   type QueuedMail,
