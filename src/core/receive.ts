@@ -5,6 +5,7 @@
  * deletes it; only unexpected failures (disk, database) reject and leave the mail on the server.
  */
 import { ContactId } from "../constants.ts";
+import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
 import { Chats } from "./chats.ts";
@@ -63,15 +64,23 @@ export class Receiver {
     this.#states = new MessageStates(deps.ctx);
   }
 
-  /** Processes one raw mail; see the module doc for what rejects. */
+  /**
+   * Processes one raw mail; see the module doc for what rejects. Mail the domain refuses (an
+   * address that is not one, say) is recorded like unreadable mail: retrying cannot fix it.
+   */
   async receive(raw: Uint8Array): Promise<ReceiveOutcome> {
-    let mail: ReadMail;
+    let mail: ReadMail | undefined;
     try {
       mail = await readMail(raw, this.deps.reader);
+      return await this.#process(raw, mail);
     } catch (err) {
       if (err instanceof UnreadableMailError) return this.#reject(raw, err.message, err.messageId);
+      if (err instanceof GatewayError) return this.#reject(raw, err.message, mail?.messageId ?? "");
       throw err;
     }
+  }
+
+  async #process(raw: Uint8Array, mail: ReadMail): Promise<ReceiveOutcome> {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }

@@ -203,6 +203,11 @@ Deno.test("bad mail is recorded with a reason and never stored as a message", as
     ],
     ["unsigned, claiming Alice", await forged(a, b, { sign: false }), /not signed/],
     ["not encrypted to us", await forged(a, mallory, { sign: true }), /decrypt/],
+    [
+      "signed, but From is not an address",
+      await forged(mallory, b, { sign: true, fromAddr: "no-domain" }),
+      /address/,
+    ],
   ];
   for (const [name, raw, reason] of cases) {
     const out = await b.receiver.receive(raw);
