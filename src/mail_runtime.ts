@@ -77,7 +77,7 @@ export function createMessenger(
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
   const secureJoin = new SecureJoin({ ctx, self, composer, queue });
-  const receipts = new ReceiptBatcher(ctx.store, composer, queue, receiptWindowMs);
+  const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
     reader: {

@@ -99,13 +99,21 @@ function encryptedPayload(outer: MimePart): string | undefined {
   return partText(data);
 }
 
+/** The Message-ID of mail too broken to parse, from its first 64 KiB, for the error record. */
+function sniffMessageId(raw: Uint8Array): string {
+  const head = new TextDecoder().decode(raw.subarray(0, 65_536));
+  return /^message-id:[ \t]*<?([^<>\s]{1,250})>?/im.exec(head)?.[1] ?? "";
+}
+
 /** Reads `raw`; see the module doc. */
 export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<ReadMail> {
   let outer: MimePart;
   try {
     outer = parseMime(raw);
   } catch (err) {
-    throw new UnreadableMailError(`broken MIME: ${(err as Error).message}`, "", { cause: err });
+    throw new UnreadableMailError(`broken MIME: ${(err as Error).message}`, sniffMessageId(raw), {
+      cause: err,
+    });
   }
   const messageId = stripAngles(outer.headers.get("message-id"));
   const fail = (reason: string, cause?: unknown) =>

@@ -39,7 +39,10 @@ export interface ReceiveDeps {
   /** Our own fingerprint (mail signed by it is our own and ignored). */
   readonly selfFingerprint: string;
   readonly secureJoin?: SecureJoinReceiver;
-  /** A peer gateway asked for a delivery receipt of a message we just stored. */
+  /**
+   * A peer gateway asked for a delivery receipt of a message we just stored; called inside the
+   * transaction that stores it (so it must be synchronous store work).
+   */
   readonly deliveryReceiptWanted?: (contactId: number, rfc724Mid: string) => void;
 }
 
@@ -152,7 +155,7 @@ export class Receiver {
       );
     const wantsMdn = mail.headers.get("chat-disposition-notification-to");
     const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
-    const { contactId, result } = this.deps.ctx.tx.run(() => {
+    const result = this.deps.ctx.tx.run(() => {
       const contact = this.#contacts.upsertPeerFromKey({
         addr: mail.from.addr,
         name: mail.from.name,
@@ -176,11 +179,12 @@ export class Receiver {
         mdnRequested: sameAddr(wantsMdn, mail.from.addr),
         inReplyTo: (mail.headers.get("in-reply-to") ?? "").trim().replace(/^<|>$/g, ""),
       });
-      return { contactId: contact.id, result };
+      if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
+        // In this transaction: the owed receipt is stored with the message (crash-safe).
+        this.deps.deliveryReceiptWanted?.(contact.id, mail.messageId);
+      }
+      return result;
     });
-    if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
-      this.deps.deliveryReceiptWanted?.(contactId, mail.messageId);
-    }
     return { kind: "message", ...result };
   }
 }

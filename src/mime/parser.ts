@@ -191,24 +191,36 @@ function splitEntity(binary: string): [string, string] {
   return [binary.slice(0, m.index), binary.slice(m.index + m[0].length)];
 }
 
+/**
+ * Index of the next delimiter line at or after `from` (RFC 2046 §5.1.1: at a line start, `--` +
+ * boundary, then optional `--`, optional white space and the line end), or -1. A longer boundary
+ * that merely starts with this one (`b1` vs `b10`) is not a match.
+ */
+function findDelimiter(body: string, delim: string, from: number): number {
+  const tail = /(--)?[ \t]*(\r?\n|$)/y;
+  for (let i = body.indexOf(delim, from); i >= 0; i = body.indexOf(delim, i + 1)) {
+    if (i > 0 && body[i - 1] !== "\n") continue;
+    tail.lastIndex = i + delim.length;
+    if (tail.test(body)) return i;
+  }
+  return -1;
+}
+
 function splitMultipart(body: string, boundary: string): string[] {
   const delim = `--${boundary}`;
   const parts: string[] = [];
-  const first = body.startsWith(delim) ? -1 : body.indexOf(`\n${delim}`);
-  if (!body.startsWith(delim) && first < 0) {
-    throw new MimeParseError(`multipart boundary "${boundary}" never occurs`);
-  }
-  let cursor = first + 1; // start of the first delimiter line
+  let cursor = findDelimiter(body, delim, 0); // start of the first delimiter line
+  if (cursor < 0) throw new MimeParseError(`multipart boundary "${boundary}" never occurs`);
   while (cursor >= 0) {
     const lineEnd = body.indexOf("\n", cursor);
     if (body.startsWith(`${delim}--`, cursor) || lineEnd < 0) break;
-    const next = body.indexOf(`\n${delim}`, lineEnd);
-    const end = next < 0 ? body.length : next;
+    const next = findDelimiter(body, delim, lineEnd + 1);
+    const end = next < 0 ? body.length : next - 1; // the line break before it belongs to it
     parts.push(body.slice(lineEnd + 1, end > 0 && body[end - 1] === "\r" ? end - 1 : end));
     if (parts.length > MIME_LIMITS.maxParts) {
       throw new MimeParseError(`more than ${MIME_LIMITS.maxParts} MIME parts`);
     }
-    cursor = next < 0 ? -1 : next + 1;
+    cursor = next;
   }
   return parts;
 }

@@ -149,4 +149,15 @@ export const MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL DEFAULT (unixepoch())
   ) STRICT;
   `,
+  // 3: receipts the gateway owes peers, written in the same transaction as what caused them
+  // (a stored message, a message marked seen), so a crash before they are sent loses none.
+  `
+  CREATE TABLE owed_receipts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    contact_id INTEGER NOT NULL,
+    rfc724_mid TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('displayed', 'processed')),
+    UNIQUE (contact_id, rfc724_mid, kind)
+  ) STRICT;
+  `,
 ];

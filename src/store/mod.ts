@@ -7,6 +7,7 @@ import { ChatsStore } from "./chats_store.ts";
 import { MsgsStore } from "./msgs_store.ts";
 import { OutboxStore } from "./outbox_store.ts";
 import { ReceiptsStore } from "./receipts_store.ts";
+import { OwedReceiptsStore } from "./owed_receipts_store.ts";
 import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
 
@@ -17,6 +18,7 @@ export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.t
 export type { ChatListFilter, ChatRecord, NewChat } from "./chats_store.ts";
 export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";
 export type { NewOutboxMail, OutboxRecord } from "./outbox_store.ts";
+export type { OwedReceipt, ReceiptKind } from "./owed_receipts_store.ts";
 export type { ReceiptRecord } from "./receipts_store.ts";
 export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
@@ -30,6 +32,7 @@ export class Store {
   readonly msgs: MsgsStore;
   readonly outbox: OutboxStore;
   readonly receipts: ReceiptsStore;
+  readonly owedReceipts: OwedReceiptsStore;
   readonly receiveErrors: ReceiveErrorsStore;
   readonly securejoin: SecureJoinStore;
 
@@ -41,6 +44,7 @@ export class Store {
     this.msgs = new MsgsStore(db);
     this.outbox = new OutboxStore(db);
     this.receipts = new ReceiptsStore(db);
+    this.owedReceipts = new OwedReceiptsStore(db);
     this.receiveErrors = new ReceiveErrorsStore(db);
     this.securejoin = new SecureJoinStore(db);
   }

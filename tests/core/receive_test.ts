@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import * as openpgp from "openpgp";
 import { Chats } from "../../src/core/chats.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages, type RenderedMail } from "../../src/core/messages.ts";
+import { ReceiptBatcher } from "../../src/core/receipt_batcher.ts";
 import { encryptAndSign } from "../../src/crypto/pgp.ts";
 import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
@@ -215,6 +216,11 @@ Deno.test("bad mail is recorded with a reason and never stored as a message", as
     assert.match((out as { reason: string }).reason, reason, name);
   }
   assert.equal(b.store.receiveErrors.count(), cases.length);
+  const broken = new TextEncoder().encode(
+    'Message-ID: <broken@x>\r\nContent-Type: multipart/mixed; boundary="nope"\r\n\r\nbody\r\n',
+  );
+  assert.equal((await b.receiver.receive(broken)).kind, "rejected");
+  assert.equal(b.store.receiveErrors.list(1)[0].messageId, "broken@x", "kept for tracing");
   assert.deepEqual(b.store.msgs.freshIds(), []);
   assert.ok(b.sink.take().filter((e) => e.kind === "Warning").length >= cases.length);
   const verified = b.store.contacts.list(true).filter((c) => c.verified);
@@ -255,4 +261,24 @@ Deno.test("a new key for a known address is a new, unverified contact: peers are
   assert.notEqual(m.chatId, b.store.chats.singleByContact(aOnB)?.id);
   assert.equal(b.store.contacts.get(aOnB)!.verified, true);
   assert.deepEqual(b.store.contacts.get(aOnB)!.publicKey, a.self.publicKey);
+});
+
+Deno.test("an owed delivery receipt is stored with the message and sent after a restart", async () => {
+  const a = await testAccount("alice@relay.test", "Alice");
+  const b = await testAccount("bob@relay.test", "Bob", undefined, 60_000);
+  const aChat = new Chats(a.ctx).getOrCreate1to1(introduce(a, b).bOnA).chatId;
+  const { msgId, raw } = await send(a, aChat, "crash after this");
+  await b.receiver.receive(raw);
+  assert.equal(b.store.owedReceipts.count(), 1, "committed together with the message");
+  assert.equal(b.outbox.length, 0);
+  // "Restart": a new batcher over the same store sends what is owed, once.
+  const queued: RenderedMail[] = [];
+  const restarted = new ReceiptBatcher(b.ctx, b.composer, (m) => queued.push(m), 0);
+  await restarted.close();
+  await b.receipts.close();
+  assert.equal(queued.length, 1);
+  assert.equal(b.outbox.length, 0, "the old batcher found nothing left to send");
+  assert.equal(b.store.owedReceipts.count(), 0);
+  await a.receiver.receive(queued[0].raw);
+  assert.equal(a.store.msgs.get(msgId)!.state, 26);
 });

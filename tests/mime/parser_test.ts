@@ -113,3 +113,29 @@ Deno.test("parseMime() turns hostile input into MimeParseError quickly", () => {
     enc("hi"),
   );
 });
+
+Deno.test("parseMime() does not take a longer boundary (b10) for a delimiter of b1 (RFC 2046)", () => {
+  const raw = [
+    'Content-Type: multipart/mixed; boundary="b1"',
+    "",
+    "--b1",
+    'Content-Type: multipart/alternative; boundary="b10"',
+    "",
+    "--b10",
+    "Content-Type: text/plain",
+    "",
+    "inner",
+    "--b10--",
+    "--b1 ",
+    "Content-Type: text/plain",
+    "",
+    "second",
+    "--b1--",
+    "",
+  ].join("\r\n");
+  const root = parseMime(new TextEncoder().encode(raw));
+  assert.equal(root.parts.length, 2);
+  assert.equal(root.parts[0].parts.length, 1);
+  assert.equal(partText(root.parts[0].parts[0]), "inner");
+  assert.equal(partText(root.parts[1]), "second");
+});
