@@ -73,13 +73,17 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
     license_status: s.license.status(),
     relay: s.config.relay.host,
     fingerprint: s.store.keys.current()?.fingerprint ?? "",
+    outbox_len: String(s.store.outbox.count()),
+    owed_receipts: String(s.store.owedReceipts.count()),
+    receive_errors: String(s.store.receiveErrors.count()),
   };
 }
 
 /**
  * `get_info [account_id]` → map of string to string.
  * SPEC keys `deltachat_core_version`, `dbsize` (bytes of db + WAL), `blobdir`, `configured_addr`,
- * `n_msgs_in_db`, plus gateway extras (versions, uptime in s, connectivity, license status,
+ * `n_msgs_in_db`, plus gateway extras (`outbox_len` mails waiting for the relay, `receive_errors`
+ * mails that could not be used, versions, uptime in s, connectivity, license status,
  * relay host, own key fingerprint). Reads local state only; no events.
  */
 export const getInfo: MethodEntry = {

@@ -90,6 +90,7 @@ Deno.test("get_info returns the SPEC keys and extras, every value a string", asy
     assert.equal(info.blobdir, `${dataDir}/accounts/1/blobs`);
     assert.equal(info.configured_addr, "me@relay.example");
     assert.equal(info.n_msgs_in_db, "2");
+    assert.deepEqual([info.outbox_len, info.owed_receipts, info.receive_errors], ["0", "0", "0"]);
     assert.equal(info.fingerprint, "ABCD1234");
     assert.equal(info.connectivity, "4000");
     assert.equal(info.license_status, "no_license");
