@@ -18,7 +18,10 @@ export class Db {
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     this.#db.exec("PRAGMA journal_mode = WAL");
-    this.#db.exec("PRAGMA synchronous = NORMAL");
+    // FULL: every commit is on disk before it returns. Edge boxes lose power; a message is
+    // deleted from the relay (or `send_msg` answers) only after its commit, so NORMAL's window
+    // (the last commits lost on power failure, WAL not yet synced) would lose accepted mail.
+    this.#db.exec("PRAGMA synchronous = FULL");
     this.#db.exec("PRAGMA foreign_keys = ON");
     this.#db.exec("PRAGMA busy_timeout = 5000");
     migrate(this);

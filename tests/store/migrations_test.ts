@@ -92,3 +92,18 @@ Deno.test("migration 2 tables are STRICT and every table has the documented cons
     store.close();
   }
 });
+
+Deno.test("Db opens in WAL mode with synchronous=FULL (a commit is on disk when it returns)", async () => {
+  await withTempDir((dir) => {
+    const store = Store.open(`${dir}/g.db`);
+    try {
+      assert.equal(
+        store.db.get<{ journal_mode: string }>("PRAGMA journal_mode")?.journal_mode,
+        "wal",
+      );
+      assert.equal(store.db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous, 2);
+    } finally {
+      store.close();
+    }
+  });
+});
