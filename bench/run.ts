@@ -1,7 +1,8 @@
 /**
  * Benchmark driver (`deno task bench`, inside a loopback-only network namespace): HTTP
  * throughput of /rpc and /health against a raw Deno.serve, SSE fan-out against a naive server,
- * and start-up times against a raw server start; writes the results to BENCHMARKS.md.
+ * and start-up times against a raw server start; writes the results to BENCHMARKS.md. Then the
+ * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e).
  */
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
@@ -188,6 +189,13 @@ async function startupBench(relay: Awaited<ReturnType<typeof startRelay>>, tmp: 
 }
 
 if (import.meta.main) {
+  // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
+  const only = Deno.env.get("BENCH_ONLY") ?? "";
+  if (only === "e2e") {
+    const { runE2eSection } = await import("./e2e.ts");
+    await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
+    Deno.exit(0);
+  }
   const started = new Date().toISOString();
   await using relay = await startRelay();
   await using tmp = await makeTempDir("bench");
@@ -203,4 +211,7 @@ if (import.meta.main) {
   const boot = await startupBench(relay, tmp.path);
   const { writeReport } = await import("./report.ts");
   await writeReport({ started, http, sse, boot, runs: RUNS, duration: DURATION });
+  // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
+  const { runE2eSection } = await import("./e2e.ts");
+  await runE2eSection();
 }
