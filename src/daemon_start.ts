@@ -79,7 +79,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
-    server = serve(config, app.fetch);
+    server = serve(config, app.serverFetch);
   } catch (err) {
     loops.abort();
     await imap.stop();

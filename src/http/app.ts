@@ -1,6 +1,8 @@
 /**
  * The Hono application: the five routes of SPEC §4, CORS as one optional middleware, and JSON
- * answers for unknown paths (404), wrong methods (405) and unexpected failures (500).
+ * answers for unknown paths (404), wrong methods (405) and unexpected failures (500). Its
+ * `serverFetch` is the handler for `Deno.serve`: `app.fetch` plus, without CORS, the `POST /rpc`
+ * fast path of `fast_fetch.ts`.
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
@@ -12,8 +14,9 @@ import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
 import type { ViewerDeps } from "../viewer/stream.ts";
 import { eventsHandler } from "./events_route.ts";
+import { type FetchHandler, withRpcFastPath } from "./fast_fetch.ts";
 import { healthHandler, type HealthReport } from "./health_route.ts";
-import { rpcHandler } from "./rpc_route.ts";
+import { rpcRequestHandler } from "./rpc_route.ts";
 import { authHandler, streamHandler, viewerAuth } from "./viewer_routes.ts";
 
 const log = logger("http");
@@ -49,13 +52,30 @@ function methodNotAllowed(path: keyof typeof ROUTES) {
     });
 }
 
+/** The Hono app plus the handler to give `Deno.serve`. */
+export type GatewayApp = Hono & {
+  /**
+   * What `Deno.serve` should call: `POST /rpc` bypasses Hono's routing when CORS is off (same
+   * answers, byte for byte); everything else, and everything under `--cors`, is `app.fetch`.
+   */
+  readonly serverFetch: FetchHandler;
+};
+
+const INTERNAL_ERROR = { error: "internal error" } as const;
+
+/** Logs a request that failed with an exception (the app's 500 answer). */
+function logFailure(method: string, path: string, err: unknown): void {
+  log.error("request failed", { method, path, error: describeError(err) });
+}
+
 /** Builds the HTTP app. No authentication on /rpc, /events and /health (SPEC §5). */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: AppDeps): GatewayApp {
   const app = new Hono();
   if (deps.cors) {
     app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
   }
-  app.post("/rpc", rpcHandler(deps.services, deps.methods));
+  const rpc = rpcRequestHandler(deps.services, deps.methods);
+  app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));
   app.post("/auth", authHandler(deps.viewer.sessions));
@@ -69,12 +89,14 @@ export function createApp(deps: AppDeps): Hono {
   }
   app.notFound((c) => c.json({ error: "not found", path: c.req.path }, 404));
   app.onError((err, c) => {
-    log.error("request failed", {
-      method: c.req.method,
-      path: c.req.path,
-      error: describeError(err),
-    });
-    return c.json({ error: "internal error" }, 500);
+    logFailure(c.req.method, c.req.path, err);
+    return c.json(INTERNAL_ERROR, 500);
   });
-  return app;
+  // What app.onError answers for a failed `POST /rpc` without CORS, minus Hono's Context.
+  const rpcFailed = (err: unknown) => {
+    logFailure("POST", "/rpc", err);
+    return Response.json(INTERNAL_ERROR, { status: 500 });
+  };
+  const serverFetch = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc, rpcFailed);
+  return Object.assign(app, { serverFetch });
 }

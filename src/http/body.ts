@@ -19,7 +19,7 @@ export async function readLimitedBody(req: Request, limit: number): Promise<Limi
   // matches it), read in one call. It must not touch `req.body` first: that getter builds a
   // ReadableStream and halves /rpc throughput (bench/, BENCHMARKS.md).
   if (Number.isFinite(declared)) {
-    return { ok: true, bytes: new Uint8Array(await req.arrayBuffer()) };
+    return { ok: true, bytes: await req.bytes() };
   }
   if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
   const chunks: Uint8Array[] = [];

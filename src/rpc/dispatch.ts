@@ -31,16 +31,13 @@ export type RpcReply =
   | { readonly status: 200; readonly body: RpcResponse | RpcResponse[] }
   | { readonly status: 204 };
 
-/** Outcome of one request: its response (none for notifications) and whether it was void. */
-interface Outcome {
-  readonly response?: RpcResponse;
-  readonly void: boolean;
-}
-
 /** Builds an error response. */
 export function errorResponse(id: RpcId, code: number, message: string): RpcResponse {
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
+
+/** The reply to a request that needs none (notifications, void methods). */
+const NO_REPLY: RpcReply = Object.freeze({ status: 204 });
 
 /**
  * Parses a request body and dispatches it. Bad JSON → -32700 with id null; an array is a batch
@@ -52,6 +49,18 @@ export async function dispatch(
   services: Services,
   methods: MethodTable,
 ): Promise<RpcReply> {
+  return await dispatchText(text, services, methods);
+}
+
+/**
+ * `dispatch` without the promise when it is not needed: the reply itself when every handler it
+ * calls answers synchronously (e.g. `get_config`), else a promise of it. Never throws.
+ */
+export function dispatchText(
+  text: string,
+  services: Services,
+  methods: MethodTable,
+): RpcReply | Promise<RpcReply> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -60,7 +69,7 @@ export async function dispatch(
     const body = errorResponse(null, RpcCode.PARSE_ERROR, `parse error: body is not JSON (${why})`);
     return { status: 200, body };
   }
-  return await dispatchValue(value, services, methods);
+  return dispatchParsed(value, services, methods);
 }
 
 /** Dispatches an already parsed request or batch (see `dispatch`). */
@@ -69,22 +78,41 @@ export async function dispatchValue(
   services: Services,
   methods: MethodTable,
 ): Promise<RpcReply> {
+  return await dispatchParsed(value, services, methods);
+}
+
+function dispatchParsed(
+  value: unknown,
+  services: Services,
+  methods: MethodTable,
+): RpcReply | Promise<RpcReply> {
   if (!Array.isArray(value)) {
-    const outcome = await handleOne(value, services, methods);
-    if (outcome.response === undefined || outcome.void) return { status: 204 };
-    return { status: 200, body: outcome.response };
+    const response = handleOne(value, services, methods, true);
+    return response instanceof Promise ? response.then(singleReply) : singleReply(response);
   }
   if (value.length === 0) {
     const body = errorResponse(null, RpcCode.INVALID_REQUEST, "invalid request: empty batch");
     return { status: 200, body };
   }
+  return dispatchBatch(value, services, methods);
+}
+
+function singleReply(response: RpcResponse | undefined): RpcReply {
+  return response === undefined ? NO_REPLY : { status: 200, body: response };
+}
+
+async function dispatchBatch(
+  members: unknown[],
+  services: Services,
+  methods: MethodTable,
+): Promise<RpcReply> {
   // Members run one after another, so their side effects (e.g. sends) keep the batch's order.
   const responses: RpcResponse[] = [];
-  for (const member of value) {
-    const { response } = await handleOne(member, services, methods);
+  for (const member of members) {
+    const response = await handleOne(member, services, methods, false);
     if (response !== undefined) responses.push(response);
   }
-  return responses.length === 0 ? { status: 204 } : { status: 200, body: responses };
+  return responses.length === 0 ? NO_REPLY : { status: 200, body: responses };
 }
 
 function isId(value: unknown): value is RpcId {
@@ -92,69 +120,110 @@ function isId(value: unknown): value is RpcId {
     (typeof value === "number" && Number.isFinite(value));
 }
 
-/** Checks the envelope; returns the request parts or the error response it deserves. */
-function readEnvelope(
-  value: unknown,
-): { method: string; params: unknown; id: RpcId; notification: boolean } | RpcResponse {
-  const invalid = (id: RpcId, why: string) =>
-    errorResponse(id, RpcCode.INVALID_REQUEST, `invalid request: ${why}`);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return invalid(null, "a request must be a JSON object");
-  }
-  const req = value as Record<string, unknown>;
-  const notification = !("id" in req);
-  if (!notification && !isId(req.id)) return invalid(null, '"id" must be a string, number or null');
-  const id = notification ? null : req.id as RpcId;
-  if (req.jsonrpc !== "2.0") return invalid(id, '"jsonrpc" must be "2.0"');
-  if (typeof req.method !== "string") return invalid(id, '"method" must be a string');
-  const params = req.params;
-  if (params !== undefined && (typeof params !== "object" || params === null)) {
-    return invalid(id, '"params" must be an array');
-  }
-  return { method: req.method, params, id, notification };
+function invalidRequest(id: RpcId, why: string): RpcResponse {
+  return errorResponse(id, RpcCode.INVALID_REQUEST, `invalid request: ${why}`);
 }
 
-async function handleOne(
+/**
+ * Checks one request's envelope and runs it. Answers its response; undefined for a notification
+ * whose envelope is valid, and, when `single`, for a successful call of a `void` method (204).
+ * A promise only when the handler returned one.
+ */
+function handleOne(
   value: unknown,
   services: Services,
   methods: MethodTable,
-): Promise<Outcome> {
-  const envelope = readEnvelope(value);
-  if ("jsonrpc" in envelope) return { response: envelope, void: false };
-  const { method, id, notification } = envelope;
+  single: boolean,
+): RpcResponse | undefined | Promise<RpcResponse | undefined> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return invalidRequest(null, "a request must be a JSON object");
+  }
+  const req = value as Record<string, unknown>;
+  const notification = !("id" in req);
+  if (!notification && !isId(req.id)) {
+    return invalidRequest(null, '"id" must be a string, number or null');
+  }
+  const id = notification ? null : req.id as RpcId;
+  if (req.jsonrpc !== "2.0") return invalidRequest(id, '"jsonrpc" must be "2.0"');
+  const method = req.method;
+  if (typeof method !== "string") return invalidRequest(id, '"method" must be a string');
+  const params = req.params;
+  if (params !== undefined && (typeof params !== "object" || params === null)) {
+    return invalidRequest(id, '"params" must be an array');
+  }
+  if (notification) {
+    // Run for its effects; whatever it answers is dropped.
+    const entry = methods.get(method);
+    if (entry !== undefined && (params === undefined || Array.isArray(params))) {
+      const called = call(entry, params ?? [], id, services);
+      if (called instanceof Promise) return called.then(dropResponse);
+    }
+    return undefined;
+  }
   const entry = methods.get(method);
-  let response: RpcResponse;
   if (entry === undefined) {
-    response = errorResponse(id, RpcCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
-  } else if (!Array.isArray(envelope.params) && envelope.params !== undefined) {
-    response = errorResponse(
+    return errorResponse(id, RpcCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
+  }
+  if (params !== undefined && !Array.isArray(params)) {
+    return errorResponse(
       id,
       RpcCode.INVALID_PARAMS,
       `params must be a positional array (named params are not supported by ${method})`,
     );
-  } else {
-    response = await call(entry, (envelope.params as unknown[] | undefined) ?? [], id, services);
   }
-  if (notification) return { void: false };
-  return { response, void: entry?.void === true && "result" in response };
+  const called = call(entry, params ?? [], id, services);
+  if (single && entry.void === true) {
+    return called instanceof Promise ? called.then(voidReply) : voidReply(called);
+  }
+  return called;
 }
 
-/** Validates params, applies the license gate and runs the handler; never throws. */
-async function call(
+function dropResponse(): undefined {
+  return undefined;
+}
+
+/** A void method's success has no reply (204); its errors are answered. */
+function voidReply(response: RpcResponse): RpcResponse | undefined {
+  return "result" in response ? undefined : response;
+}
+
+/** A value `await` would wait for. */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+function success(id: RpcId, result: unknown): RpcResponse {
+  return { jsonrpc: "2.0", id, result: result === undefined ? null : result };
+}
+
+/**
+ * Validates params, applies the license gate and runs the handler; never throws or rejects. A
+ * promise only when the handler returned one.
+ */
+function call(
   entry: MethodEntry,
   params: unknown[],
   id: RpcId,
   services: Services,
-): Promise<RpcResponse> {
+): RpcResponse | Promise<RpcResponse> {
   try {
     validateParams(entry, params);
     if (entry.license) requireLicense(entry.name, services.license);
-    const result = await entry.handler(services, params);
-    return { jsonrpc: "2.0", id, result: result === undefined ? null : result };
+    const result = entry.handler(services, params);
+    if (!isThenable(result)) return success(id, result);
+    return Promise.resolve(result).then(
+      (value) => success(id, value),
+      (err) => failure(err, entry, id),
+    );
   } catch (err) {
-    const { code, message } = toRpcError(err, entry.name);
-    return errorResponse(id, code, message);
+    return failure(err, entry, id);
   }
+}
+
+function failure(err: unknown, entry: MethodEntry, id: RpcId): RpcResponse {
+  const { code, message } = toRpcError(err, entry.name);
+  return errorResponse(id, code, message);
 }
 
 /** Finds a Deno permission error in `err` or its cause chain. */

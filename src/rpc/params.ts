@@ -83,7 +83,8 @@ export function validateParams(entry: MethodEntry, params: unknown[]): unknown[]
       `${entry.name} takes ${takes} [${names}], got ${params.length}`,
     );
   }
-  specs.forEach((spec, i) => {
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i];
     const value = params[i];
     if (!matchesType(spec.type, value)) {
       throw new InvalidParamsError(
@@ -94,6 +95,6 @@ export function validateParams(entry: MethodEntry, params: unknown[]): unknown[]
     if (spec.name === "account_id" && value !== ACCOUNT_ID) {
       throw new GatewayError(`account with id ${value} not found`);
     }
-  });
+  }
   return params;
 }

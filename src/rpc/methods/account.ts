@@ -27,8 +27,8 @@ export const getConfig: MethodEntry = {
     { name: "key", type: "string", description: 'Setting name: "addr" or "displayname".' },
   ],
   result: { type: "string?", description: "The value; null when it is not set." },
-  handler(services, [, key]) {
-    const name = key as string;
+  handler(services, params) {
+    const name = params[1] as string;
     if (!Object.hasOwn(CONFIG_READERS, name)) {
       const keys = Object.keys(CONFIG_READERS).map((k) => `"${k}"`).join(", ");
       throw new GatewayError(`unknown config key "${name}": supported keys are ${keys}`);
