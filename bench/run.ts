@@ -10,7 +10,7 @@ import { startRelay } from "../tests/_helpers/relay.ts";
 import { makeTempDir } from "../tests/_helpers/temp.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
-const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 3);
+const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 5);
 const DURATION = Deno.env.get("BENCH_DURATION") ?? "5s";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -70,27 +70,43 @@ async function httpBench(daemonUrl: string, daemonPid: number) {
     `${HERE}hono_rpc_server.ts`,
     String(honoPort),
   ]);
+  const minPort = freePort();
+  const min = spawnServer([
+    "run",
+    `--allow-net=127.0.0.1:${minPort}`,
+    `${HERE}min_rpc_server.ts`,
+    String(minPort),
+  ]);
   await waitForPort(rawPort);
   await waitForPort(honoPort);
-  for (const pid of [raw.pid, hono.pid, daemonPid]) {
+  await waitForPort(minPort);
+  for (const pid of [raw.pid, hono.pid, min.pid, daemonPid]) {
     await sh("taskset", ["-a", "-p", "-c", "0", String(pid)]);
   }
-  const rows: Record<string, WrkResult[]> = { raw: [], honoRpc: [], health: [], rpc: [] };
+  const rows: Record<string, WrkResult[]> = {
+    raw: [],
+    honoRpc: [],
+    minRpc: [],
+    health: [],
+    rpc: [],
+  };
   for (let i = 0; i < RUNS; i++) { // interleaved, so drift hits every target alike
     rows.raw.push(await wrk(`http://127.0.0.1:${rawPort}/`));
     rows.honoRpc.push(await wrk(`http://127.0.0.1:${honoPort}/rpc`, `${HERE}rpc.lua`));
+    rows.minRpc.push(await wrk(`http://127.0.0.1:${minPort}/rpc`, `${HERE}rpc.lua`));
     rows.health.push(await wrk(`${daemonUrl}/health`));
     rows.rpc.push(await wrk(`${daemonUrl}/rpc`, `${HERE}rpc.lua`));
   }
   await stopChild(raw);
   await stopChild(hono);
+  await stopChild(min);
   const summary = Object.fromEntries(
     Object.entries(rows).map(([k, v]) => [k, {
       rps: median(v.map((r) => r.rps)),
       p99ms: median(v.map((r) => r.p99ms)),
     }]),
   );
-  return summary as Record<"raw" | "honoRpc" | "health" | "rpc", WrkResult>;
+  return summary as Record<"raw" | "honoRpc" | "minRpc" | "health" | "rpc", WrkResult>;
 }
 
 interface SseResult {
