@@ -7,7 +7,7 @@ import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.t
 import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
-import type { RenderedMail } from "./core/messages.ts";
+import { Messages, type RenderedMail } from "./core/messages.ts";
 import { PeerKeyCache } from "./core/peer_keys.ts";
 import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
@@ -108,8 +108,9 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     queue: outboxQueue(ctx),
     events: o.events,
   });
+  const messages = new Messages(ctx);
   const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
-    o.store.outbox.enqueue({ msgId: 0, ...mail });
+    messages.enqueueMail(mail);
     smtp.wake();
   });
   return {

@@ -16,6 +16,7 @@ import {
   parseMime,
   partText,
 } from "../mime/parser.ts";
+import type { PeerKey } from "./contacts.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
 
 /** Mail the pipeline cannot use; `reason` is recorded. */
@@ -205,4 +206,21 @@ async function readEncrypted(
 /** The leaves of the content tree, for callers that look for text and files. */
 export function contentLeaves(mail: ReadMail): MimePart[] {
   return leaves(mail.content);
+}
+
+/**
+ * The signer of a verified mail as a contact update (address and name from From, key and
+ * fingerprint from the signature). Throws for mail without a valid signature.
+ */
+export function senderKey(mail: ReadMail): PeerKey {
+  if (mail.signer === undefined || mail.signerKey === undefined) {
+    throw new UnreadableMailError(`not signed by a key of ${mail.from.addr}`, mail.messageId);
+  }
+  return {
+    addr: mail.from.addr,
+    name: mail.from.name,
+    fingerprint: mail.signer,
+    publicKey: mail.signerKey,
+    seenAt: mail.sentAt || undefined,
+  };
 }

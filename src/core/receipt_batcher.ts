@@ -52,7 +52,9 @@ export class ReceiptBatcher {
     const groups = new Map<string, OwedReceipt[]>();
     for (const r of this.ctx.store.owedReceipts.list()) {
       const key = `${r.contactId}:${r.kind}`;
-      groups.set(key, [...(groups.get(key) ?? []), r]);
+      const group = groups.get(key);
+      if (group) group.push(r);
+      else groups.set(key, [r]);
     }
     for (const rows of groups.values()) {
       for (let i = 0; i < rows.length; i += MAX_IDS_PER_RECEIPT) {

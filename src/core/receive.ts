@@ -16,8 +16,11 @@ import { storeIncoming } from "./incoming.ts";
 import { DELIVERY_RECEIPT_HEADER } from "./mail_composer.ts";
 import {
   type MailReaderDeps,
+  parseMailbox,
   type ReadMail,
   readMail,
+  senderKey,
+  stripAngles,
   UnreadableMailError,
 } from "./mail_reader.ts";
 import { MessageStates } from "./message_states.ts";
@@ -156,13 +159,7 @@ export class Receiver {
     const wantsMdn = mail.headers.get("chat-disposition-notification-to");
     const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
     const result = this.deps.ctx.tx.run(() => {
-      const contact = this.#contacts.upsertPeerFromKey({
-        addr: mail.from.addr,
-        name: mail.from.name,
-        fingerprint: mail.signer!,
-        publicKey: mail.signerKey!,
-        seenAt: mail.sentAt || undefined,
-      });
+      const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
       const { chatId } = this.#chats.getOrCreate1to1(contact.id);
       const result = storeIncoming(this.deps.ctx, {
         rfc724Mid: mail.messageId,
@@ -177,7 +174,7 @@ export class Receiver {
         postMessageId: content.postMessageId,
         fromFingerprint: mail.signer,
         mdnRequested: sameAddr(wantsMdn, mail.from.addr),
-        inReplyTo: (mail.headers.get("in-reply-to") ?? "").trim().replace(/^<|>$/g, ""),
+        inReplyTo: stripAngles(mail.headers.get("in-reply-to")),
       });
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
@@ -189,7 +186,7 @@ export class Receiver {
   }
 }
 
+/** True when a header names exactly `addr` (Chat-Disposition-Notification-To and the like). */
 function sameAddr(header: string | undefined, addr: string): boolean {
-  if (header === undefined) return false;
-  return header.trim().replace(/^.*<|>.*$/g, "").toLowerCase() === addr;
+  return header !== undefined && parseMailbox(header).addr === addr;
 }

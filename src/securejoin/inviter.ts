@@ -9,7 +9,7 @@ import { Contacts } from "../core/contacts.ts";
 import { type CoreContext, nowSeconds } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
-import type { ReadMail } from "../core/mail_reader.ts";
+import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { logger } from "../log.ts";
 import { formatInvite, newToken } from "./invite.ts";
 import {
@@ -102,13 +102,7 @@ export class Inviter {
     const chats = new Chats(this.deps.ctx);
     const { contactId, chatId } = this.deps.ctx.tx.run(() => {
       store.removeToken(auth); // one use: a replayed request cannot verify another key
-      const { id } = contacts.upsertPeerFromKey({
-        addr: mail.from.addr,
-        name: mail.from.name,
-        fingerprint: mail.signer!,
-        publicKey: mail.signerKey!,
-        seenAt: mail.sentAt || undefined,
-      });
+      const { id } = contacts.upsertPeerFromKey(senderKey(mail));
       contacts.markVerified(id);
       return { contactId: id, chatId: chats.getOrCreate1to1(id).chatId };
     });

@@ -10,7 +10,7 @@ import { Contacts } from "../core/contacts.ts";
 import type { CoreContext } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
-import type { ReadMail } from "../core/mail_reader.ts";
+import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { GatewayError, InvalidParamsError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { JoinerRecord } from "../store/mod.ts";
@@ -153,13 +153,7 @@ export class Joiner {
     }
     const { joiner, invite } = pending;
     this.deps.ctx.tx.run(() => {
-      this.#contacts.upsertPeerFromKey({
-        addr: mail.from.addr,
-        name: mail.from.name,
-        fingerprint: mail.signer!,
-        publicKey: mail.signerKey!,
-        seenAt: mail.sentAt || undefined,
-      });
+      this.#contacts.upsertPeerFromKey(senderKey(mail));
       this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, Step.REQUEST_WITH_AUTH);
     });
     await this.#sendRequestWithAuth(invite, mail.signerKey!);
@@ -182,24 +176,12 @@ export class Joiner {
     }
     const { joiner } = pending;
     this.deps.ctx.tx.run((emit) => {
-      this.#contacts.upsertPeerFromKey({
-        addr: mail.from.addr,
-        name: mail.from.name,
-        fingerprint: mail.signer!,
-        publicKey: mail.signerKey!,
-      });
+      this.#contacts.upsertPeerFromKey(senderKey(mail));
       this.#contacts.markVerified(joiner.contactId);
       this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
       emit({ kind: "SecurejoinJoinerProgress", contactId: joiner.contactId, progress: 1000 });
     });
     log.info("inviter verified; handshake done", { contactId: joiner.contactId });
     return true;
-  }
-}
-
-/** Thrown when SecureJoin is used while the mail transport is not running. */
-export class SecureJoinUnavailableError extends GatewayError {
-  constructor() {
-    super("SecureJoin is not available: the mail transport is not running");
   }
 }
