@@ -12,8 +12,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 DENO_VERSION=2.9.5
-# Names the tests may use for relays; inside the namespace they all resolve to 127.0.0.1.
-TEST_DOMAINS="_relay.test _relay2.test _relay3.test"
+# shellcheck source=scripts/isolation.sh
+. "$ROOT/scripts/isolation.sh" # TEST_DOMAINS, enter_isolation, cleanup_run
 
 die() {
   echo "test.sh: $*" >&2
@@ -75,37 +75,10 @@ run_deno_test() {
   [ "$failed" = 0 ] && [ "$rc" = 0 ]
 }
 
-# Inside the namespace: loopback up, private /etc/hosts and /etc/resolv.conf, one test
-# certificate trusted through DENO_CERT, then the tests; relays left behind are stopped by pid.
+# Inside the namespace (scripts/isolation.sh), then the tests; relays left behind are stopped.
 run_isolated() {
-  ip link set lo up
-  RUN_DIR="$(mktemp -d /tmp/edge-test.XXXXXX)"
-  chmod 755 "$RUN_DIR"
-  trap cleanup_run EXIT
-  printf '127.0.0.1\tlocalhost %s\n::1\tlocalhost ip6-localhost\n' "$TEST_DOMAINS" >"$RUN_DIR/hosts"
-  printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"$RUN_DIR/resolv.conf"
-  mount --bind "$RUN_DIR/hosts" /etc/hosts || die "cannot bind-mount a private /etc/hosts"
-  mount --bind "$RUN_DIR/resolv.conf" /etc/resolv.conf || die "cannot bind-mount a private /etc/resolv.conf"
-  local san="DNS:localhost,IP:127.0.0.1" d
-  for d in $TEST_DOMAINS; do san="$san,DNS:$d"; done
-  mkdir "$RUN_DIR/tls"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
-    -subj "/CN=edge gateway tests" -addext "subjectAltName=$san" \
-    -addext "basicConstraints=critical,CA:FALSE" -addext "keyUsage=critical,digitalSignature" \
-    -addext "extendedKeyUsage=serverAuth" -keyout "$RUN_DIR/tls/key.pem" \
-    -out "$RUN_DIR/tls/cert.pem" >/dev/null 2>&1 || die "openssl could not create the test certificate"
-  export DENO_CERT="$RUN_DIR/tls/cert.pem" EDGE_TEST_TLS_CERT="$RUN_DIR/tls/cert.pem"
-  export EDGE_TEST_TLS_KEY="$RUN_DIR/tls/key.pem" EDGE_TEST_DOMAINS="$TEST_DOMAINS"
-  export EDGE_TEST_TMP="$RUN_DIR" # tests/_helpers/temp.ts puts every temp dir (and relay) here
+  enter_isolation edge-test "edge gateway tests"
   run_deno_test "$RUN_DIR/deno-test.log" "$@"
-}
-
-cleanup_run() {
-  local d
-  for d in "$RUN_DIR"/relay-*; do
-    [ -f "$d/relay.env" ] && "$ROOT/scripts/relay/stop-relay.sh" "$d" >/dev/null 2>&1
-  done
-  rm -rf "$RUN_DIR"
 }
 
 if [ "${EDGE_TEST_IN_NS:-}" = 1 ]; then
