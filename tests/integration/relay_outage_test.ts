@@ -2,12 +2,14 @@
  * Relay outage during a burst of sends: with Postfix and Dovecot stopped, gateway A still answers
  * 30 `send_msg` calls at once (ids, state 10, queued in its outbox); once the relay is back, all
  * 30 reach B exactly once and end at state 26 on A (B's delivery receipts). Prints how long the
- * drain took after the relay returned (the SMTP loop's connection back-off reaches 30 s).
+ * drain took after the relay returned (the SMTP loop's connection back-off reaches 30 s). And a
+ * daemon stopped with mail still queued sends it after its restart.
  */
 import assert from "node:assert/strict";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
 
 const TOTAL = 30;
 
@@ -76,6 +78,54 @@ Deno.test({
       console.error(`--- A ---\n${a.daemon.output().slice(-6000)}`);
       console.error(`--- B ---\n${b.daemon.output().slice(-4000)}`);
       throw err;
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a daemon restarted with a full outbox sends it: queued while the relay was down, then stopped",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    await using dir = await makeTempDir("gw-restart");
+    const dataDir = `${dir.path}/a`;
+    let a = await GatewayPeer.start("A", relay, { dataDir });
+    await using b = await GatewayPeer.start("B", relay);
+    try {
+      const pair = await joinBySecureJoin(a, b);
+      await relay.stopMail();
+      const texts = ["queued-1", "queued-2", "queued-3", "queued-4", "queued-5"];
+      const ids: number[] = [];
+      for (const text of texts) {
+        ids.push(await a.call<number>("send_msg", 1, pair.inviterChat, { text }));
+      }
+      assert.equal((await a.call<Record<string, string>>("get_info", 1)).outbox_len, "5");
+      await a.stop(); // SIGTERM with five mails queued; the data dir is kept
+      await relay.startMail();
+      a = await GatewayPeer.start("A", relay, { dataDir });
+      const onB = await b.poll(
+        () => chatMessages(b, pair.joinerChat),
+        (msgs) => msgs.filter((m) => m.text.startsWith("queued-")).length >= texts.length,
+        60_000,
+      );
+      assert.deepEqual(
+        onB.filter((m) => m.text.startsWith("queued-")).map((m) => m.text).toSorted(),
+        texts,
+      );
+      const states = await a.poll(
+        () => messagesById(a, ids),
+        (msgs) => msgs.every((m) => m.state === 26),
+        60_000,
+      );
+      assert.deepEqual(states.map((m) => m.state), ids.map(() => 26));
+    } catch (err) {
+      console.error(`--- A ---\n${a.daemon.output().slice(-6000)}`);
+      throw err;
+    } finally {
+      await a.stop();
     }
   },
 });
