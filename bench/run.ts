@@ -11,8 +11,12 @@ import { makeTempDir } from "../tests/_helpers/temp.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 5);
-const DURATION = Deno.env.get("BENCH_DURATION") ?? "5s";
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** HTTP: rounds of one short wrk run per target, back to back, so each round is one pairing. */
+const HTTP_ROUNDS = Number(Deno.env.get("BENCH_HTTP_ROUNDS") ?? 25);
+const DURATION = Deno.env.get("BENCH_DURATION") ?? "1s";
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+const median = (xs: number[]) => quantile(xs, 0.5);
 
 async function sh(cmd: string, args: string[]): Promise<string> {
   const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
@@ -33,6 +37,13 @@ async function stopChild(child: Deno.ChildProcess): Promise<void> {
 interface WrkResult {
   rps: number;
   p99ms: number;
+}
+
+/** One HTTP target: median requests/s and p99, and its per-round ratio to raw (median, IQR). */
+export interface HttpResult extends WrkResult {
+  ratio: number;
+  ratioQ1: number;
+  ratioQ3: number;
 }
 
 async function wrk(url: string, script?: string): Promise<WrkResult> {
@@ -83,30 +94,45 @@ async function httpBench(daemonUrl: string, daemonPid: number) {
   for (const pid of [raw.pid, hono.pid, min.pid, daemonPid]) {
     await sh("taskset", ["-a", "-p", "-c", "0", String(pid)]);
   }
-  const rows: Record<string, WrkResult[]> = {
-    raw: [],
-    honoRpc: [],
-    minRpc: [],
-    health: [],
-    rpc: [],
+  const targets = {
+    raw: `http://127.0.0.1:${rawPort}/`,
+    honoRpc: `http://127.0.0.1:${honoPort}/rpc`,
+    minRpc: `http://127.0.0.1:${minPort}/rpc`,
+    health: `${daemonUrl}/health`,
+    rpc: `${daemonUrl}/rpc`,
   };
-  for (let i = 0; i < RUNS; i++) { // interleaved, so drift hits every target alike
-    rows.raw.push(await wrk(`http://127.0.0.1:${rawPort}/`));
-    rows.honoRpc.push(await wrk(`http://127.0.0.1:${honoPort}/rpc`, `${HERE}rpc.lua`));
-    rows.minRpc.push(await wrk(`http://127.0.0.1:${minPort}/rpc`, `${HERE}rpc.lua`));
-    rows.health.push(await wrk(`${daemonUrl}/health`));
-    rows.rpc.push(await wrk(`${daemonUrl}/rpc`, `${HERE}rpc.lua`));
+  type Target = keyof typeof targets;
+  const script = (t: Target) => t === "raw" || t === "health" ? undefined : `${HERE}rpc.lua`;
+  const names = Object.keys(targets) as Target[];
+  for (const t of names) await wrk(targets[t], script(t)); // warm-up (JIT, connections)
+  // This machine's speed drifts by ±15 % within seconds (a shared VM), so one long run per
+  // target would compare different machines. Instead every round runs each target for a short
+  // slice, back to back, and each target's ratio to raw is taken within the round (paired);
+  // the report gives the median of those per-round ratios and their interquartile range.
+  const rows = Object.fromEntries(names.map((t) => [t, [] as WrkResult[]])) as Record<
+    Target,
+    WrkResult[]
+  >;
+  for (let i = 0; i < HTTP_ROUNDS; i++) {
+    // Each round starts with the next target, so no target always runs first (a round's first
+    // slice runs a few per cent slower here) and the position effect averages out.
+    const order = names.map((_, k) => names[(i + k) % names.length]);
+    for (const t of order) rows[t].push(await wrk(targets[t], script(t)));
   }
   await stopChild(raw);
   await stopChild(hono);
   await stopChild(min);
-  const summary = Object.fromEntries(
-    Object.entries(rows).map(([k, v]) => [k, {
-      rps: median(v.map((r) => r.rps)),
-      p99ms: median(v.map((r) => r.p99ms)),
-    }]),
-  );
-  return summary as Record<"raw" | "honoRpc" | "minRpc" | "health" | "rpc", WrkResult>;
+  const summary = Object.fromEntries(names.map((t) => {
+    const ratios = rows[t].map((r, i) => r.rps / rows.raw[i].rps);
+    return [t, {
+      rps: median(rows[t].map((r) => r.rps)),
+      p99ms: median(rows[t].map((r) => r.p99ms)),
+      ratio: median(ratios),
+      ratioQ1: quantile(ratios, 0.25),
+      ratioQ3: quantile(ratios, 0.75),
+    }];
+  }));
+  return summary as Record<Target, HttpResult>;
 }
 
 interface SseResult {
@@ -213,6 +239,26 @@ if (import.meta.main) {
     Deno.exit(0);
   }
   const started = new Date().toISOString();
+  // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
+  if (only === "http") {
+    await using relay = await startRelay();
+    await using tmp = await makeTempDir("bench");
+    const daemon = spawnDaemon({
+      relay,
+      dataDir: `${tmp.path}/http`,
+      env: { EDGE_LOG_LEVEL: "warn" },
+    });
+    await daemon.waitHealthy();
+    const http = await httpBench(daemon.url, daemon.pid);
+    await daemon.stop();
+    for (const [name, r] of Object.entries(http)) {
+      const iqr = `${r.ratioQ1.toFixed(2)}–${r.ratioQ3.toFixed(2)}`;
+      console.log(
+        `${name}: ${Math.round(r.rps)} req/s, ratio vs raw ${r.ratio.toFixed(3)} (${iqr})`,
+      );
+    }
+    Deno.exit(0);
+  }
   await using relay = await startRelay();
   await using tmp = await makeTempDir("bench");
   const daemon = spawnDaemon({
@@ -226,7 +272,15 @@ if (import.meta.main) {
   const sse = await sseBench();
   const boot = await startupBench(relay, tmp.path);
   const { writeReport } = await import("./report.ts");
-  await writeReport({ started, http, sse, boot, runs: RUNS, duration: DURATION });
+  await writeReport({
+    started,
+    http,
+    sse,
+    boot,
+    runs: RUNS,
+    httpRounds: HTTP_ROUNDS,
+    duration: DURATION,
+  });
   // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
   const { runE2eSection } = await import("./e2e.ts");
   await runE2eSection();

@@ -3,6 +3,7 @@
 # missing, then runs the benchmark driver (bench/run.ts) inside a loopback-only network + mount
 # namespace set up by scripts/isolation.sh, as the tests are; writes BENCHMARKS.md.
 #   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/e2e.ts)
+#   BENCH_ONLY=http deno task bench    only the HTTP throughput section, printed, not written
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

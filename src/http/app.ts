@@ -74,7 +74,12 @@ export function createApp(deps: AppDeps): GatewayApp {
   if (deps.cors) {
     app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
   }
-  const rpc = rpcRequestHandler(deps.services, deps.methods);
+  // A `POST /rpc` that fails (its body cannot be read) is answered as app.onError answers.
+  const rpcFailed = (err: unknown) => {
+    logFailure("POST", "/rpc", err);
+    return Response.json(INTERNAL_ERROR, { status: 500 });
+  };
+  const rpc = rpcRequestHandler(deps.services, deps.methods, rpcFailed);
   app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));
@@ -92,11 +97,6 @@ export function createApp(deps: AppDeps): GatewayApp {
     logFailure(c.req.method, c.req.path, err);
     return c.json(INTERNAL_ERROR, 500);
   });
-  // What app.onError answers for a failed `POST /rpc` without CORS, minus Hono's Context.
-  const rpcFailed = (err: unknown) => {
-    logFailure("POST", "/rpc", err);
-    return Response.json(INTERNAL_ERROR, { status: 500 });
-  };
-  const serverFetch = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc, rpcFailed);
+  const serverFetch = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
   return Object.assign(app, { serverFetch });
 }

@@ -22,23 +22,14 @@ export function isExactRpcUrl(url: string): boolean {
 }
 
 /**
- * Wraps `appFetch` so that `POST /rpc` (exactly: see `isExactRpcUrl`) is answered by `rpc`,
- * and by `onError` when `rpc` throws or rejects (it should answer as the app's error handler
- * does for `POST /rpc`). Everything else, including `GET /rpc` and `/rpc?…`, goes to `appFetch`.
+ * Wraps `appFetch` so that `POST /rpc` (exactly: see `isExactRpcUrl`) is answered by `rpc`, which
+ * must answer every request itself, failures included (`rpcRequestHandler` does). Everything
+ * else, including `GET /rpc` and `/rpc?…`, goes to `appFetch`.
  */
 export function withRpcFastPath(
   appFetch: FetchHandler,
   rpc: (req: Request) => Promise<Response>,
-  onError: (err: unknown) => Response,
 ): FetchHandler {
-  return (req: Request) => {
-    if (req.method === "POST" && isExactRpcUrl(req.url)) {
-      try {
-        return rpc(req).catch(onError);
-      } catch (err) {
-        return onError(err);
-      }
-    }
-    return appFetch(req);
-  };
+  return (req: Request) =>
+    req.method === "POST" && isExactRpcUrl(req.url) ? rpc(req) : appFetch(req);
 }

@@ -65,11 +65,16 @@ export function dispatchText(
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    const body = errorResponse(null, RpcCode.PARSE_ERROR, `parse error: body is not JSON (${why})`);
-    return { status: 200, body };
+    return parseErrorReply(err);
   }
-  return dispatchParsed(value, services, methods);
+  return dispatchJson(value, services, methods);
+}
+
+/** The -32700 reply for a body `JSON.parse` (or `Request.json()`) rejected with `err`. */
+export function parseErrorReply(err: unknown): RpcReply {
+  const why = err instanceof Error ? err.message : String(err);
+  const body = errorResponse(null, RpcCode.PARSE_ERROR, `parse error: body is not JSON (${why})`);
+  return { status: 200, body };
 }
 
 /** Dispatches an already parsed request or batch (see `dispatch`). */
@@ -78,10 +83,14 @@ export async function dispatchValue(
   services: Services,
   methods: MethodTable,
 ): Promise<RpcReply> {
-  return await dispatchParsed(value, services, methods);
+  return await dispatchJson(value, services, methods);
 }
 
-function dispatchParsed(
+/**
+ * `dispatchValue` without the promise when it is not needed (see `dispatchText`): for a body
+ * already parsed, e.g. by `Request.json()`. Never throws.
+ */
+export function dispatchJson(
   value: unknown,
   services: Services,
   methods: MethodTable,

@@ -155,7 +155,7 @@ Deno.test("POST /rpc answers 413 with -32600 for a body over 1 MiB", async () =>
   }
 });
 
-Deno.test("POST /rpc answers -32700 for a body that is not UTF-8", async () => {
+Deno.test("POST /rpc answers -32700 when bytes that are not UTF-8 break the JSON", async () => {
   const t = testApp();
   try {
     const res = await t.app.request("/rpc", {
@@ -164,11 +164,40 @@ Deno.test("POST /rpc answers -32700 for a body that is not UTF-8", async () => {
       body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
     });
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), {
-      jsonrpc: "2.0",
-      id: null,
-      error: { code: -32700, message: "parse error: body is not UTF-8" },
+    const body = await res.json();
+    assert.equal(body.id, null);
+    assert.equal(body.error.code, -32700);
+    assert.match(body.error.message, /^parse error: body is not JSON \(.+\)$/);
+  } finally {
+    t.close();
+  }
+});
+
+Deno.test("POST /rpc decodes bytes that are not UTF-8 inside a string as U+FFFD, however the body arrives", async () => {
+  const t = testApp();
+  const enc = new TextEncoder();
+  const [head, tail] = ['{"jsonrpc":"2.0","method":"get_config","params":[1,"', '"],"id":7}'];
+  const bytes = new Uint8Array([...enc.encode(head), 0xff, ...enc.encode(tail)]);
+  const chunked = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(bytes.subarray(0, 10));
+        c.enqueue(bytes.subarray(10));
+        c.close();
+      },
     });
+  try {
+    for (const body of [bytes, chunked()]) {
+      const res = await t.app.request("/rpc", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body,
+      });
+      assert.equal(res.status, 200);
+      const answer = await res.json();
+      assert.equal(answer.id, 7);
+      assert.match(answer.error.message, /^unknown config key "\uFFFD"/);
+    }
   } finally {
     t.close();
   }
