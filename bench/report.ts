@@ -84,11 +84,13 @@ Gateway time as a ratio of the baseline: ${ratio(sse.gateway.ms, sse.naive.ms)}.
   serves \`POST /rpc\` from a \`Deno.serve\`-level fast path (no Hono routing; with \`--cors\` the
   Hono route answers), parses a declared-length body with \`Request.json()\` (on \`Deno.serve\` it
   takes a fully arrived body as one string, with no body stream or intermediate buffer: about
-  15 % more throughput than \`bytes()\` + \`TextDecoder\` + \`JSON.parse\`), dispatches synchronously
-  when the handler is synchronous, and answers with \`Response.json\` (a response whose only header
-  is Content-Type stays on Deno.serve's fast static-response path). The Content-Type check stays:
-  SPEC requires \`application/json\`, and it keeps browsers from posting to the unauthenticated
-  \`/rpc\` cross-origin without a CORS preflight.
+  15 % more throughput than \`bytes()\` + \`TextDecoder\` + \`JSON.parse\`; its price is that bytes
+  that are not UTF-8 inside a JSON string arrive as U+FFFD, as the Fetch standard decodes them,
+  instead of being answered -32700), dispatches synchronously when the handler is synchronous,
+  and answers with \`Response.json\` (a response whose only header is Content-Type stays on
+  Deno.serve's fast static-response path). The Content-Type check stays: SPEC requires
+  \`application/json\`, and it keeps browsers from posting to the unauthenticated \`/rpc\`
+  cross-origin without a CORS preflight.
 - Why paired rounds: on this shared 2-vCPU VM the same server's throughput moves by ±15 % from
   one second to the next, so medians of long runs taken minutes apart compared different
   machines (ratios for the same code ranged 0.62–0.73 between full runs). Ratios taken within a
