@@ -230,35 +230,9 @@ async function startupBench(relay: Awaited<ReturnType<typeof startRelay>>, tmp: 
   return { first: median(first), restart: median(restart), raw: median(raw), runs: first.length };
 }
 
-if (import.meta.main) {
-  // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
-  const only = Deno.env.get("BENCH_ONLY") ?? "";
-  if (only === "e2e") {
-    const { runE2eSection } = await import("./e2e.ts");
-    await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
-    Deno.exit(0);
-  }
+/** The HTTP, SSE and start-up sections (BENCHMARKS.md), or with `httpOnly` only HTTP, printed. */
+async function benchServer(httpOnly: boolean): Promise<void> {
   const started = new Date().toISOString();
-  // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
-  if (only === "http") {
-    await using relay = await startRelay();
-    await using tmp = await makeTempDir("bench");
-    const daemon = spawnDaemon({
-      relay,
-      dataDir: `${tmp.path}/http`,
-      env: { EDGE_LOG_LEVEL: "warn" },
-    });
-    await daemon.waitHealthy();
-    const http = await httpBench(daemon.url, daemon.pid);
-    await daemon.stop();
-    for (const [name, r] of Object.entries(http)) {
-      const iqr = `${r.ratioQ1.toFixed(2)}–${r.ratioQ3.toFixed(2)}`;
-      console.log(
-        `${name}: ${Math.round(r.rps)} req/s, ratio vs raw ${r.ratio.toFixed(3)} (${iqr})`,
-      );
-    }
-    Deno.exit(0);
-  }
   await using relay = await startRelay();
   await using tmp = await makeTempDir("bench");
   const daemon = spawnDaemon({
@@ -269,6 +243,15 @@ if (import.meta.main) {
   await daemon.waitHealthy();
   const http = await httpBench(daemon.url, daemon.pid);
   await daemon.stop();
+  if (httpOnly) {
+    for (const [name, r] of Object.entries(http)) {
+      const iqr = `${r.ratioQ1.toFixed(2)}–${r.ratioQ3.toFixed(2)}`;
+      console.log(
+        `${name}: ${Math.round(r.rps)} req/s, ratio vs raw ${r.ratio.toFixed(3)} (${iqr})`,
+      );
+    }
+    return;
+  }
   const sse = await sseBench();
   const boot = await startupBench(relay, tmp.path);
   const { writeReport } = await import("./report.ts");
@@ -281,7 +264,18 @@ if (import.meta.main) {
     httpRounds: HTTP_ROUNDS,
     duration: DURATION,
   });
-  // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
+}
+
+if (import.meta.main) {
+  // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
+  // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
+  const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("./e2e.ts");
-  await runE2eSection();
+  if (only === "e2e") {
+    await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
+  } else {
+    await benchServer(only === "http");
+    // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
+    if (only !== "http") await runE2eSection();
+  }
 }

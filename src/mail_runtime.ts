@@ -50,7 +50,7 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
     due: (now, limit) => outbox.due(now, limit),
     nextDueAt: () => outbox.nextDueAt(),
     sent: (id) => void states.outboxSent(id),
-    retry: (id, error, nextTryAt) => outbox.recordFailure(id, error, nextTryAt),
+    retry: (id, error, nextTryAt, counted) => outbox.recordFailure(id, error, nextTryAt, counted),
     gaveUp: (id, error) => void states.outboxGaveUp(id, error),
   };
 }
@@ -117,9 +117,8 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     outgoing: {
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
-      sendReadReceipts: (messages) => {
+      oweReadReceipts: (messages) => {
         for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
-        return Promise.resolve();
       },
     },
     secureJoin: m.secureJoin,

@@ -36,8 +36,12 @@ export interface OutgoingRenderer {
   ): Promise<RenderedMail>;
   /** Called after a message and its outbox row committed: wake the SMTP loop. */
   queued?(msgId: number): void;
-  /** Sends read receipts for messages just marked seen whose sender asked for one. */
-  sendReadReceipts?(messages: readonly MessageRecord[]): Promise<void>;
+  /**
+   * Owes read receipts for messages just marked seen whose sender asked for one. Called inside
+   * the transaction that marked them (it only writes rows and wakes the sender), so the state
+   * change and the receipts owed commit together or not at all.
+   */
+  oweReadReceipts?(messages: readonly MessageRecord[]): void;
 }
 
 /** What RPC handlers and routes may use. */

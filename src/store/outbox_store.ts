@@ -107,10 +107,14 @@ export class OutboxStore {
       undefined;
   }
 
-  /** Counts a failed attempt, keeps the error and sets when to try again. */
-  recordFailure(id: number, error: string, nextTryAt: number): void {
+  /**
+   * Keeps a failure's error and sets when to try again; `counted` (default true) adds one to
+   * `attempts`, the count the SMTP loop gives a mail up by.
+   */
+  recordFailure(id: number, error: string, nextTryAt: number, counted = true): void {
     this.db.run(
-      "UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try_at = ? WHERE id = ?",
+      "UPDATE outbox SET attempts = attempts + ?, last_error = ?, next_try_at = ? WHERE id = ?",
+      counted ? 1 : 0,
       error,
       nextTryAt,
       id,

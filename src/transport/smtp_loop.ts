@@ -19,7 +19,7 @@ export interface QueuedMail {
   readonly envelopeFrom: string;
   readonly recipients: readonly string[];
   readonly raw: Uint8Array;
-  /** Failed attempts so far. */
+  /** Failed attempts that got an SMTP answer (4xx) so far; connection failures do not count. */
   readonly attempts: number;
 }
 
@@ -31,8 +31,12 @@ export interface OutboxQueue {
   nextDueAt(): number | undefined;
   /** The relay accepted it (the caller removes the row and moves the message state 10→20). */
   sent(id: number): void;
-  /** Temporary failure: count it and retry at nextTryAt. */
-  retry(id: number, error: string, nextTryAt: number): void;
+  /**
+   * Temporary failure: retry at nextTryAt. `counted`: it counts toward the give-up limit (a 4xx
+   * answer to this mail does; a relay that could not be reached or logged into does not, so a
+   * long outage cannot use up a mail's attempts).
+   */
+  retry(id: number, error: string, nextTryAt: number, counted: boolean): void;
   /** Permanent failure (5xx answer such as 523 Encryption Needed, or too many attempts): give up. */
   gaveUp(id: number, error: string): void;
 }
@@ -293,7 +297,7 @@ export class SmtpLoop {
     if (kind === "connection") {
       this.#connectionFailed(lease, now, reason, err);
       this.#counts.retried++;
-      return queue.retry(mail.id, reason, this.#holdUntil); // due again when the pause ends
+      return queue.retry(mail.id, reason, this.#holdUntil, false); // due when the pause ends
     }
     if (mail.attempts + 1 >= this.#maxAttempts) {
       this.#counts.gaveUp++;
@@ -303,7 +307,7 @@ export class SmtpLoop {
     const delay = backoffDelay(mail.attempts, this.#bounds);
     this.#counts.retried++;
     log.info("mail deferred", { id: mail.id, attempt: mail.attempts + 1, in_ms: delay, reason });
-    queue.retry(mail.id, reason, now + delay);
+    queue.retry(mail.id, reason, now + delay, true);
   }
 
   /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */

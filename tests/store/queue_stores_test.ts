@@ -35,6 +35,10 @@ Deno.test("OutboxStore queues mails, hands out due ones and counts failures", ()
     s.outbox.recordFailure(a, "421 try later", 9_000);
     assert.deepEqual(s.outbox.due(6_000).map((r) => r.id), [b]);
     assert.equal(s.outbox.get(a)?.attempts, 1);
+    s.outbox.recordFailure(a, "connection refused", 9_500, false);
+    assert.equal(s.outbox.get(a)?.attempts, 1, "an uncounted failure keeps the attempts");
+    assert.equal(s.outbox.get(a)?.lastError, "connection refused");
+    s.outbox.recordFailure(a, "421 try later", 9_000);
     assert.equal(s.outbox.get(a)?.lastError, "421 try later");
     assert.equal(s.outbox.nextDueAt(), 5_000);
     assert.equal(s.outbox.countForMessage(10), 1);

@@ -51,9 +51,9 @@ class MemoryQueue implements OutboxQueue {
     assert.ok(this.rows.delete(id), `sent(${id}) for a queued row`);
     this.sentIds.push(id);
   }
-  retry(id: number, error: string, nextTryAt: number): void {
+  retry(id: number, error: string, nextTryAt: number, counted: boolean): void {
     const row = this.rows.get(id)!;
-    this.rows.set(id, { ...row, attempts: row.attempts + 1, nextTryAt });
+    this.rows.set(id, { ...row, attempts: row.attempts + (counted ? 1 : 0), nextTryAt });
     this.retries.push({ id, error, nextTryAt });
   }
   gaveUp(id: number, error: string): void {
@@ -235,6 +235,37 @@ for (
     }
   });
 }
+
+Deno.test("SmtpLoop: connection failures do not use up a mail's attempts", async () => {
+  let t = 1_000_000;
+  let answer: "down" | "451" = "down";
+  const queue = new MemoryQueue();
+  const id = queue.add();
+  const { factory } = fakeTransport(() =>
+    Promise.reject(
+      answer === "down"
+        ? smtpError("ECONNECTION", "CONN")
+        : smtpError("EENVELOPE", "RCPT TO", "451 4.3.0 Try again later"),
+    )
+  );
+  await withLoop(
+    { queue, transportFactory: factory, now: () => t, maxAttempts: 3 },
+    async (loop) => {
+      for (let i = 0; i < 5; i++) { // a long outage: more failures than maxAttempts
+        await within(loop.idle(), 5_000, "idle");
+        t += 600_000;
+        loop.wake();
+      }
+      answer = "451";
+      await within(loop.idle(), 5_000, "idle");
+    },
+  );
+  const outage = queue.retries.filter((r) => /ECONNECTION/.test(r.error));
+  assert.ok(outage.length >= 5, `${outage.length} connection failures, more than maxAttempts`);
+  assert.equal(queue.gaveUps.length, 0, "the first 4xx after the outage does not give it up");
+  assert.equal(queue.rows.get(id)?.attempts, 1);
+  assert.match(queue.retries.at(-1)!.error, /451/);
+});
 
 Deno.test("SmtpLoop gives up on a 5xx answer to the mail but not on a 5xx to the login", async () => {
   const queue = new MemoryQueue();

@@ -7,13 +7,10 @@ import { Chats } from "../../core/chats.ts";
 import { contextOf } from "../../core/context.ts";
 import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
-import { describeError, GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
-import { logger } from "../../log.ts";
+import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { describeJson } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
-
-const log = logger("messages");
 
 const MESSAGE_IDS: ParamSpec = {
   name: "message_ids",
@@ -182,8 +179,9 @@ export const getMessage: MethodEntry = {
 
 /**
  * `markseen_msgs [account_id, message_ids]` → nothing (HTTP 204). Fresh incoming messages
- * become seen (1 → 16); `MsgsNoticed{chatId}` per chat; a read receipt goes to each sender who
- * asked for one (while the mail transport runs). Unknown or outgoing ids are skipped.
+ * become seen (1 → 16); `MsgsNoticed{chatId}` per chat; a read receipt is owed, in the same
+ * transaction, to each sender who asked for one (while the mail transport runs) and sent by the
+ * receipt batcher. Unknown or outgoing ids are skipped.
  */
 export const markseenMsgs: MethodEntry = {
   name: "markseen_msgs",
@@ -191,14 +189,13 @@ export const markseenMsgs: MethodEntry = {
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
   void: true,
-  async handler(s, [, ids]) {
-    const receipts = new MessageStates(contextOf(s)).markSeen(ids as number[]);
-    if (receipts.length === 0 || s.outgoing?.sendReadReceipts === undefined) return;
-    try {
-      await s.outgoing.sendReadReceipts(receipts);
-    } catch (err) {
-      log.warn("read receipts not sent", { error: describeError(err), n: receipts.length });
-    }
+  handler(s, [, ids]) {
+    const ctx = contextOf(s);
+    // One transaction: a crash cannot leave messages seen whose read receipts are not owed.
+    ctx.tx.run(() => {
+      const receipts = new MessageStates(ctx).markSeen(ids as number[]);
+      if (receipts.length > 0) s.outgoing?.oweReadReceipts?.(receipts);
+    });
   },
 };
 

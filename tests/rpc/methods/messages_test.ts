@@ -16,7 +16,7 @@ function fakeOutgoing(): OutgoingRenderer & { queuedIds: number[]; receipts: Mes
   return {
     render,
     queued: (id) => queuedIds.push(id),
-    sendReadReceipts: (m) => Promise.resolve(void receipts.push([...m])),
+    oweReadReceipts: (m) => void receipts.push([...m]),
     queuedIds,
     receipts,
   };
@@ -221,6 +221,36 @@ Deno.test("delete_messages (204) removes messages; get_message_ids adds day mark
       code: -1,
       message: `message ${a} not found`,
     });
+  } finally {
+    s.store.close();
+  }
+});
+
+Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (one transaction)", async () => {
+  const base = seeded();
+  const outgoing: OutgoingRenderer = {
+    render: fakeRender(),
+    oweReadReceipts: () => {
+      throw new Error("disk full");
+    },
+  };
+  const s = { ...base, outgoing };
+  try {
+    const id = new Messages(contextOf(s)).storeIncoming({
+      rfc724Mid: "asks@x",
+      chatId: s.chatId,
+      fromId: s.bob,
+      text: "read me",
+      timestampSent: 1_700_000_100,
+      mdnRequested: true,
+    }).msgId;
+    const sub = s.bus.subscribe();
+    const answer = await call(s, "markseen_msgs", [1, [id]]);
+    assert.equal((answer as { body: { error: { code: number } } }).body.error.code, -32603);
+    assert.deepEqual(await result(s, "get_fresh_msgs", [1]), [id], "still fresh");
+    const noticed = await Promise.race([sub.next(), new Promise((r) => setTimeout(r, 20, "none"))]);
+    assert.equal(noticed, "none", "no MsgsNoticed for a rolled-back change");
+    sub.close();
   } finally {
     s.store.close();
   }
