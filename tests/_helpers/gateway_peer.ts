@@ -6,6 +6,7 @@
 import { type DaemonProcess, spawnDaemon } from "./daemon.ts";
 import type { Relay } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
+import { poll } from "./poll.ts";
 
 /** One event as received on /events. */
 export interface GatewayEvent {
@@ -128,14 +129,8 @@ export class GatewayPeer implements AsyncDisposable {
   }
 
   /** Polls `fn` until `ok` holds (or `timeoutMs` passes) and returns the last value. */
-  async poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last = await fn();
-    while (!ok(last) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      last = await fn();
-    }
-    return last;
+  poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+    return poll(fn, ok, timeoutMs);
   }
 
   /** Stops the daemon (SIGTERM, so it shuts down cleanly) and removes its temp dir. */

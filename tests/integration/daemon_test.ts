@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { spawnDaemon } from "../_helpers/daemon.ts";
 import { startRelay } from "../_helpers/relay.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
+import { poll } from "../_helpers/poll.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -18,16 +19,6 @@ async function result(p: Promise<Record<string, unknown> | null>): Promise<unkno
   const body = await p;
   assert.ok(body && "result" in body, `expected a result, got ${JSON.stringify(body)}`);
   return body.result;
-}
-
-async function poll<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last = await fn();
-  while (!ok(last) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 200));
-    last = await fn();
-  }
-  return last;
 }
 
 /** Reads SSE frames from /events until `pred` matches one event; returns it. */

@@ -1,15 +1,6 @@
 /** Tests of ContactsStore and ChatsStore. */
 import assert from "node:assert/strict";
-import { Store } from "../../src/store/mod.ts";
-
-function withStore(fn: (s: Store) => void): void {
-  const store = Store.open(":memory:");
-  try {
-    fn(store);
-  } finally {
-    store.close();
-  }
-}
+import { withStore } from "./_store.ts";
 
 const FPR = "ABCDEF0123456789ABCDEF0123456789ABCDEF01";
 

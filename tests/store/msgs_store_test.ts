@@ -1,15 +1,6 @@
 /** Tests of MsgsStore: round trip, Message-ID lookups, forward-only state moves, listings. */
 import assert from "node:assert/strict";
-import { Store } from "../../src/store/mod.ts";
-
-function withStore(fn: (s: Store) => void): void {
-  const store = Store.open(":memory:");
-  try {
-    fn(store);
-  } finally {
-    store.close();
-  }
-}
+import { withStore } from "./_store.ts";
 
 Deno.test("MsgsStore.insert() stores every field and get() reads it back", () => {
   withStore((s) => {

@@ -4,16 +4,7 @@ import {
   RECEIVE_ERROR_KEEP,
   RECEIVE_ERROR_RAW_LIMIT,
 } from "../../src/store/receive_errors_store.ts";
-import { Store } from "../../src/store/mod.ts";
-
-function withStore(fn: (s: Store) => void): void {
-  const store = Store.open(":memory:");
-  try {
-    fn(store);
-  } finally {
-    store.close();
-  }
-}
+import { withStore } from "./_store.ts";
 
 const mail = (mid: string, msgId = 10) => ({
   msgId,
