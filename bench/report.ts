@@ -78,7 +78,10 @@ Gateway time as a ratio of the baseline: ${ratio(sse.gateway.ms, sse.naive.ms)}.
 
 ## Notes
 
-- \`POST /rpc\` reaches ${http.rpc.ratio.toFixed(2)} of raw; the minimal JSON-RPC server (the least
+- \`POST /rpc\` reaches ${http.rpc.ratio.toFixed(2)} of raw (the ratio of the two median
+  requests/s columns, the other way to read the same run: ${
+    ratio(http.rpc.rps, http.raw.rps)
+  }); the minimal JSON-RPC server (the least
   any JSON-RPC server on \`Deno.serve\` does: read Content-Type, \`req.json()\`, \`Response.json\`)
   reaches ${http.minRpc.ratio.toFixed(2)}. The raw server never touches the request. The gateway
   serves \`POST /rpc\` from a \`Deno.serve\`-level fast path (no Hono routing; with \`--cors\` the
