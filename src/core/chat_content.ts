@@ -3,6 +3,7 @@
  * (protocols.md §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values out.
  */
 import { leaves, type MimePart, partText } from "../mime/parser.ts";
+import { simplifyText } from "./chat_text.ts";
 import type { ReadMail } from "./mail_reader.ts";
 import { stripAngles } from "./mail_reader.ts";
 
@@ -16,6 +17,8 @@ export interface MailFile {
 /** The chat content of a mail. */
 export interface ChatContent {
   readonly text: string;
+  /** The quote above the text of a reply ('' for none). */
+  readonly quote: string;
   readonly file?: MailFile;
   readonly viewtype?: string;
   /** On a pre-message: the Message-ID of the post-message with the file. */
@@ -52,10 +55,6 @@ export function viewtypeOfMime(mime: string, voice = false): string {
   return "File";
 }
 
-function cleanText(text: string): string {
-  return text.replace(/\r\n/g, "\n").replace(/\n+$/, "");
-}
-
 function metadata(value: string | undefined): ChatContent["announcedFile"] {
   if (value === undefined) return undefined;
   try {
@@ -73,8 +72,11 @@ function metadata(value: string | undefined): ChatContent["announcedFile"] {
 export function chatContent(mail: ReadMail): ChatContent {
   const all = leaves(mail.content);
   const textPart = all.find((p) => p.contentType.value === "text/plain" && !isAttachment(p));
-  let text = textPart ? cleanText(partText(textPart)) : "";
-  if (mail.headers.get("chat-version") === undefined) {
+  const chatMessage = mail.headers.get("chat-version") !== undefined;
+  const raw = textPart ? partText(textPart).replace(/\r\n/g, "\n") : "";
+  const { text: simplified, quote } = simplifyText(raw, chatMessage);
+  let text = simplified;
+  if (!chatMessage) {
     const subject = mail.headers.get("subject")?.trim() ?? "";
     if (subject !== "" && subject !== "[...]") {
       text = text === "" ? subject : `${subject} – ${text}`;
@@ -90,6 +92,7 @@ export function chatContent(mail: ReadMail): ChatContent {
   const voice = mail.headers.get("chat-voice-message") === "1";
   return {
     text,
+    quote,
     file,
     viewtype: file ? viewtypeOfMime(file.mime, voice) : undefined,
     postMessageId,

@@ -40,6 +40,8 @@ export interface IncomingMessage {
   /** The sender asked for a read receipt (Chat-Disposition-Notification-To = From). */
   readonly mdnRequested?: boolean;
   readonly inReplyTo?: string;
+  /** The quote a reply carried above its text (see `chat_text.ts`). */
+  readonly quote?: string;
   /** Not shown in chats (SecureJoin steps, system messages). */
   readonly hidden?: boolean;
   readonly isInfo?: boolean;
@@ -151,6 +153,7 @@ function insertNew(ctx: CoreContext, m: IncomingMessage, emit: Emit): StoreIncom
     isInfo: m.isInfo === true,
     mdnRequested: m.mdnRequested === true,
     inReplyTo: m.inReplyTo ?? "",
+    quote: m.quote ?? "",
     postMessageId: m.postMessageId ?? "",
     fromFingerprint: m.fromFingerprint ?? "",
   });

@@ -5,7 +5,7 @@
  */
 import { ContactId, MessageState } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
-import type { ChatRecord, ContactRecord, MessageRecord } from "../store/mod.ts";
+import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../store/mod.ts";
 import { type BlobFile, blobPath, importFile, removeBlob } from "./blobs.ts";
 import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
@@ -91,6 +91,8 @@ export interface MessageDetails {
   readonly sender: ContactDetails;
   /** The message this one replies to, when stored. */
   readonly parentId: number | null;
+  /** Each contact's reaction on it, oldest first. */
+  readonly reactions: readonly ReactionRecord[];
 }
 
 /** Options of `idsOfChat`. */
@@ -156,6 +158,7 @@ export class Messages {
       file: message.file === "" ? null : blobPath(this.ctx.blobDir, message.file),
       sender: this.#contacts.details(message.fromId) ?? unknownSender(message.fromId),
       parentId: parent?.id ?? null,
+      reactions: this.ctx.store.reactions.forMessage(message.id),
     };
   }
 

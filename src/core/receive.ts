@@ -8,6 +8,8 @@ import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
+import { chatControl } from "./chat_control.ts";
+import { ChatControls } from "./chat_controls.ts";
 import { Chats } from "./chats.ts";
 import { writeBlob } from "./blobs.ts";
 import { Contacts } from "./contacts.ts";
@@ -53,6 +55,7 @@ export interface ReceiveDeps {
 export type ReceiveOutcome =
   | { kind: "message"; msgId: number; outcome: "created" | "duplicate" | "merged" }
   | { kind: "receipt"; changed: number }
+  | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
   | { kind: "securejoin"; step: string }
   | { kind: "duplicate" }
   | { kind: "ignored"; reason: string }
@@ -63,8 +66,10 @@ export class Receiver {
   readonly #contacts: Contacts;
   readonly #chats: Chats;
   readonly #states: MessageStates;
+  readonly #controls: ChatControls;
 
   constructor(private readonly deps: ReceiveDeps) {
+    this.#controls = new ChatControls(deps.ctx);
     this.#contacts = new Contacts(deps.ctx);
     this.#chats = new Chats(deps.ctx);
     this.#states = new MessageStates(deps.ctx);
@@ -115,6 +120,15 @@ export class Receiver {
     }
     const receipt = receiptContent(mail);
     if (receipt !== undefined) return this.#applyReceipt(mail, receipt);
+    const control = chatControl(mail);
+    if (control !== undefined) {
+      const contact = this.#contacts.byFingerprint(mail.signer);
+      if (contact === undefined) {
+        return { kind: "ignored", reason: `${control.kind} from an unknown key` };
+      }
+      const changed = await this.#controls.apply(control, contact.id, mail.sentAt);
+      return { kind: "control", action: control.kind, changed };
+    }
     return await this.#storeMessage(mail);
   }
 
@@ -166,6 +180,7 @@ export class Receiver {
         chatId,
         fromId: contact.id,
         text: content.text,
+        quote: content.quote,
         subject: mail.headers.get("subject") ?? "",
         timestampSent: mail.sentAt,
         viewtype: content.viewtype,

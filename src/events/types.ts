@@ -18,6 +18,8 @@ export type GatewayEvent =
   | { kind: "MsgFailed"; chatId: number; msgId: number }
   | { kind: "MsgsNoticed"; chatId: number }
   | { kind: "MsgDeleted"; chatId: number; msgId: number }
+  | { kind: "ReactionsChanged"; chatId: number; msgId: number; contactId: number }
+  | { kind: "IncomingReaction"; chatId: number; contactId: number; msgId: number; reaction: string }
   | { kind: "ChatModified"; chatId: number }
   | { kind: "ContactsChanged"; contactId: number | null }
   | {

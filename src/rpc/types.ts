@@ -55,7 +55,7 @@ export interface MessageObject {
   readonly sender: ContactObject;
   readonly subject: string;
   readonly error: string | null;
-  readonly quote: null;
+  readonly quote: QuoteObject | null;
   readonly parentId: number | null;
   readonly isInfo: boolean;
   readonly isEdited: boolean;
@@ -75,8 +75,40 @@ export interface MessageObject {
   readonly webxdcHref: null;
   readonly originalMsgId: null;
   readonly savedMessageId: null;
-  readonly reactions: null;
+  readonly reactions: ReactionsObject | null;
   readonly vcardContact: null;
+}
+
+/** The quote of a reply: its text (Delta Chat's `JustText` variant). */
+export interface QuoteObject {
+  readonly kind: "JustText";
+  readonly text: string;
+}
+
+/** Reactions on a message, as Delta Chat's JSON-RPC gives them. */
+export interface ReactionsObject {
+  /** Contact id (string) → that contact's reactions. */
+  readonly reactionsByContact: Record<string, string[]>;
+  /** Each distinct reaction with how many contacts gave it, most frequent first. */
+  readonly reactions: { emoji: string; count: number; isFromSelf: boolean }[];
+}
+
+/** Converts a message's reactions; null when it has none (as Delta Chat answers). */
+export function toReactionsObject(
+  rows: readonly { contactId: number; reaction: string }[],
+): ReactionsObject | null {
+  if (rows.length === 0) return null;
+  const byContact: Record<string, string[]> = {};
+  const counts = new Map<string, { emoji: string; count: number; isFromSelf: boolean }>();
+  for (const r of rows) {
+    byContact[String(r.contactId)] = [r.reaction];
+    const c = counts.get(r.reaction) ?? { emoji: r.reaction, count: 0, isFromSelf: false };
+    c.count++;
+    c.isFromSelf ||= r.contactId === ContactId.SELF;
+    counts.set(r.reaction, c);
+  }
+  const reactions = [...counts.values()].sort((a, b) => b.count - a.count);
+  return { reactionsByContact: byContact, reactions };
 }
 
 /** `get_messages` entry for an id that does not exist. */
@@ -230,10 +262,10 @@ export function toMessageObject(d: MessageDetails): MessageObject {
     sender: toContactObject(d.sender),
     subject: m.subject,
     error: m.error || null,
-    quote: null,
+    quote: m.quote === "" ? null : { kind: "JustText", text: m.quote },
     parentId: d.parentId,
     isInfo: m.isInfo,
-    isEdited: false,
+    isEdited: m.edited,
     isForwarded: false,
     isBot: false,
     isPinned: false,
@@ -250,7 +282,7 @@ export function toMessageObject(d: MessageDetails): MessageObject {
     webxdcHref: null,
     originalMsgId: null,
     savedMessageId: null,
-    reactions: null,
+    reactions: toReactionsObject(d.reactions),
     vcardContact: null,
   };
 }

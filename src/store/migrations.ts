@@ -160,4 +160,18 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (contact_id, rfc724_mid, kind)
   ) STRICT;
   `,
+  // 4: what Delta Chat peers do to messages after sending them: edits (Chat-Edit), reactions
+  // (RFC 9078, one per contact and message), and the quote a reply carried above its text.
+  `
+  ALTER TABLE msgs ADD COLUMN edited INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE msgs ADD COLUMN quote TEXT NOT NULL DEFAULT '';
+
+  CREATE TABLE reactions (
+    msg_id INTEGER NOT NULL REFERENCES msgs (id) ON DELETE CASCADE,
+    contact_id INTEGER NOT NULL,
+    reaction TEXT NOT NULL,
+    timestamp INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (msg_id, contact_id)
+  ) STRICT;
+  `,
 ];

@@ -7,6 +7,7 @@ import { ChatsStore } from "./chats_store.ts";
 import { MsgsStore } from "./msgs_store.ts";
 import { OutboxStore } from "./outbox_store.ts";
 import { ReceiptsStore } from "./receipts_store.ts";
+import { ReactionsStore } from "./reactions_store.ts";
 import { OwedReceiptsStore } from "./owed_receipts_store.ts";
 import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
@@ -20,6 +21,7 @@ export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msg
 export type { NewOutboxMail, OutboxRecord } from "./outbox_store.ts";
 export type { OwedReceipt, ReceiptKind } from "./owed_receipts_store.ts";
 export type { ReceiptRecord } from "./receipts_store.ts";
+export type { ReactionRecord } from "./reactions_store.ts";
 export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 
@@ -33,6 +35,7 @@ export class Store {
   readonly outbox: OutboxStore;
   readonly receipts: ReceiptsStore;
   readonly owedReceipts: OwedReceiptsStore;
+  readonly reactions: ReactionsStore;
   readonly receiveErrors: ReceiveErrorsStore;
   readonly securejoin: SecureJoinStore;
 
@@ -45,6 +48,7 @@ export class Store {
     this.outbox = new OutboxStore(db);
     this.receipts = new ReceiptsStore(db);
     this.owedReceipts = new OwedReceiptsStore(db);
+    this.reactions = new ReactionsStore(db);
     this.receiveErrors = new ReceiveErrorsStore(db);
     this.securejoin = new SecureJoinStore(db);
   }

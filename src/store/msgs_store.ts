@@ -46,6 +46,10 @@ export interface MessageRecord {
   readonly downloadState: string;
   /** Upper-case fingerprint of the signing key; '' for outgoing or unsigned. */
   readonly fromFingerprint: string;
+  /** The sender changed the text after sending it (Delta Chat's `Chat-Edit`). */
+  readonly edited: boolean;
+  /** The quote a reply carried above its text (without the `> `); '' for none. */
+  readonly quote: string;
 }
 
 /** A message to insert: everything but the id; omitted fields take the column defaults. */
@@ -89,8 +93,10 @@ const FIELDS: readonly (readonly [keyof MessageRecord, string])[] = [
   ["postMessageId", "post_message_id"],
   ["downloadState", "download_state"],
   ["fromFingerprint", "from_fingerprint"],
+  ["edited", "edited"],
+  ["quote", "quote"],
 ];
-const BOOLEAN = new Set<keyof MessageRecord>(["hidden", "isInfo", "mdnRequested"]);
+const BOOLEAN = new Set<keyof MessageRecord>(["hidden", "isInfo", "mdnRequested", "edited"]);
 /** Values of omitted fields (the column defaults; inserts name every column). */
 const DEFAULTS: Partial<Record<keyof MessageRecord, SqlValue>> = {
   rfc724Mid: "",
@@ -111,6 +117,8 @@ const DEFAULTS: Partial<Record<keyof MessageRecord, SqlValue>> = {
   postMessageId: "",
   downloadState: "Done",
   fromFingerprint: "",
+  edited: 0,
+  quote: "",
 };
 
 const SELECT = `SELECT id, ${FIELDS.map(([, c]) => c).join(", ")} FROM msgs`;
@@ -174,6 +182,11 @@ export class MsgsStore {
       f.downloadState,
       id,
     );
+  }
+
+  /** Replaces the text of a message its sender edited, and marks it edited. */
+  editText(id: number, text: string): void {
+    this.db.run("UPDATE msgs SET text = ?, edited = 1 WHERE id = ?", text, id);
   }
 
   /** Sets the text (and subject) of a message whose text was empty. */

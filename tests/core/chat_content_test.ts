@@ -23,6 +23,7 @@ Deno.test("chatContent() reads Delta Chat's pre-message: text, post-message id, 
   ));
   assert.deepEqual(c, {
     text: "the text",
+    quote: "",
     file: undefined,
     viewtype: undefined,
     postMessageId: "post@x",

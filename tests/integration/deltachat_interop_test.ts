@@ -3,7 +3,8 @@
  * with the chatmail filter on: (a) Delta Chat joins the gateway's invite, (b) the gateway joins
  * Delta Chat's https invite, (c) text both ways, (d) files both ways with identical bytes,
  * including a large file Delta Chat splits into pre- and post-message, (e) Delta Chat's read
- * receipt moves our message to 28 with MsgRead.
+ * receipt moves our message to 28 with MsgRead, (f) what Delta Chat does to messages after
+ * sending: a reaction, a reply quoting ours, an edit and a delete for everyone.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -129,6 +130,71 @@ Deno.test({
       assert.deepEqual(
         [gwMsg.text, gwMsg.chatId, gwMsg.fromId, gwMsg.sender.displayName, gwMsg.showPadlock],
         ["Hi gateway 👋", gwChat, dcOnGw, "Dora", true],
+      );
+
+      // (f) Delta Chat reacts to our message: IncomingReaction, no new chat message.
+      const before = (await gw.call<number[]>("get_message_ids", 1, gwChat, false, false)).length;
+      let gwFrom3 = gw.events.length;
+      await dc.call("send_reaction", dc.accountId, inDc.event.msgId, ["👍"]);
+      const reacted = await gw.waitForEvent(
+        (e) => e.event.kind === "IncomingReaction",
+        30_000,
+        gwFrom3,
+      );
+      assert.deepEqual(
+        [
+          reacted.event.msgId,
+          reacted.event.contactId,
+          reacted.event.reaction,
+          reacted.event.chatId,
+        ],
+        [sent, dcOnGw, "👍", gwChat],
+      );
+      assert.deepEqual(await gw.call("get_message_reactions", 1, sent), {
+        reactionsByContact: { [String(dcOnGw)]: ["👍"] },
+        reactions: [{ emoji: "👍", count: 1, isFromSelf: false }],
+      });
+      // (f) a reply quoting our message: the quote is not part of the text.
+      gwFrom3 = gw.events.length;
+      await dc.call("send_msg", dc.accountId, dcChat, {
+        text: "Replying to you",
+        quotedMessageId: inDc.event.msgId,
+      });
+      const reply = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom3);
+      const replyMsg = await gw.call<{ text: string; quote: { text: string }; parentId: number }>(
+        "get_message",
+        1,
+        reply.event.msgId,
+      );
+      assert.equal(replyMsg.text, "Replying to you");
+      assert.match(replyMsg.quote.text, /^Hello Dora ✓/);
+      assert.equal(replyMsg.parentId, sent);
+      // (f) Delta Chat edits, then deletes for everyone, a message of its own.
+      gwFrom3 = gw.events.length;
+      const dcOwn = await dc.call<number>("send_msg", dc.accountId, dcChat, { text: "typo hre" });
+      const own = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom3);
+      const ownId = own.event.msgId as number;
+      gwFrom3 = gw.events.length;
+      await dc.call("send_edit_request", dc.accountId, dcOwn, "typo here");
+      await gw.waitForEvent(
+        (e) => e.event.kind === "MsgsChanged" && e.event.msgId === ownId,
+        30_000,
+        gwFrom3,
+      );
+      const edited = await gw.call<{ text: string; isEdited: boolean }>("get_message", 1, ownId);
+      assert.deepEqual([edited.text, edited.isEdited], ["typo here", true]);
+      gwFrom3 = gw.events.length;
+      await dc.call("delete_messages_for_all", dc.accountId, [dcOwn]);
+      await gw.waitForEvent(
+        (e) => e.event.kind === "MsgDeleted" && e.event.msgId === ownId,
+        30_000,
+        gwFrom3,
+      );
+      const after = await gw.call<number[]>("get_message_ids", 1, gwChat, false, false);
+      assert.equal(
+        after.length,
+        before + 1,
+        "only the reply was added; the rest acted on messages",
       );
 
       // (d) a file gateway → Delta Chat, bytes identical.

@@ -27,6 +27,8 @@ Deno.test("MsgsStore.insert() stores every field and get() reads it back", () =>
       postMessageId: "",
       downloadState: "Done",
       fromFingerprint: "A".repeat(40),
+      edited: false,
+      quote: "what was asked",
     };
     const id = s.msgs.insert(full);
     assert.equal(id, 10);
@@ -51,6 +53,7 @@ Deno.test("MsgsStore.insert() stores every field and get() reads it back", () =>
       mdnRequested: false,
       inReplyTo: "",
       fromFingerprint: "",
+      quote: "",
     });
   });
 });

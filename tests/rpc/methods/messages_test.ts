@@ -255,3 +255,34 @@ Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (
     s.store.close();
   }
 });
+
+Deno.test("get_message_reactions and the message object give reactions, edits and quotes", async () => {
+  const s = seeded();
+  try {
+    const messages = new Messages(contextOf(s));
+    const id = messages.storeIncoming({
+      rfc724Mid: "q@x",
+      chatId: s.chatId,
+      fromId: s.bob,
+      text: "answer",
+      quote: "question",
+      timestampSent: 1_700_000_100,
+    }).msgId;
+    assert.equal(await result(s, "get_message_reactions", [1, id]), null);
+    s.store.reactions.set(id, s.bob, "👍", 1_700_000_200);
+    s.store.reactions.set(id, 1, "👍", 1_700_000_300);
+    s.store.msgs.editText(id, "answer, edited");
+    assert.deepEqual(await result(s, "get_message_reactions", [1, id]), {
+      reactionsByContact: { [String(s.bob)]: ["👍"], "1": ["👍"] },
+      reactions: [{ emoji: "👍", count: 2, isFromSelf: true }],
+    });
+    const m = await result(s, "get_message", [1, id]) as Record<string, unknown>;
+    assert.equal(m.text, "answer, edited");
+    assert.equal(m.isEdited, true);
+    assert.deepEqual(m.quote, { kind: "JustText", text: "question" });
+    assert.deepEqual((m.reactions as { reactions: unknown[] }).reactions.length, 1);
+    assert.equal((await rpcError(s, "get_message_reactions", [1, 999])).code, -1);
+  } finally {
+    s.store.close();
+  }
+});

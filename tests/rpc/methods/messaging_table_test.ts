@@ -24,6 +24,7 @@ Deno.test("the messaging method files export the SPEC and Delta Chat methods, un
     "get_message_ids",
     "get_messages",
     "get_message",
+    "get_message_reactions",
     "markseen_msgs",
     "get_fresh_msgs",
     "delete_messages",

@@ -1,0 +1,133 @@
+/**
+ * Tests of reactions, edits and delete requests from peers (Delta Chat's wire form, sealed with
+ * real keys): who may do what, the stored result, and the events.
+ */
+import assert from "node:assert/strict";
+import { Chats } from "../../src/core/chats.ts";
+import { MessageStates } from "../../src/core/message_states.ts";
+import { Messages } from "../../src/core/messages.ts";
+import { renderChatMessage } from "../../src/mime/factory.ts";
+import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
+
+async function trio() {
+  const a = await testAccount("alice@relay.test", "Alice");
+  const b = await testAccount("bob@relay.test", "Bob");
+  const c = await testAccount("carol@relay.test", "Carol");
+  const ab = introduce(a, b);
+  introduce(c, b); // Carol: a key Bob knows, but not in Alice and Bob's chat
+  const aChat = new Chats(a.ctx).getOrCreate1to1(ab.bOnA).chatId;
+  const bChat = new Chats(b.ctx).getOrCreate1to1(ab.aOnB).chatId;
+  return { a, b, c, ...ab, aChat, bChat };
+}
+
+/** `from` sends `text` to `to` through send_msg's path; `to` stores it. Returns both ids. */
+async function chat(from: TestAccount, chatId: number, to: TestAccount, text: string) {
+  const msgId = await new Messages(from.ctx).createOutgoing(
+    { chatId, text },
+    (d, ch, r) => from.composer.renderChat(d, ch, r),
+  );
+  const row = from.store.outbox.due(Date.now()).find((r) => r.msgId === msgId)!;
+  new MessageStates(from.ctx).outboxSent(row.id);
+  const got = await to.receiver.receive(row.raw);
+  assert.equal(got.kind, "message");
+  const rfc724Mid = from.store.msgs.get(msgId)!.rfc724Mid;
+  return { sentId: msgId, gotId: (got as { msgId: number }).msgId, rfc724Mid };
+}
+
+/** A mail from `from` to `to` as Delta Chat sends a control mail: extra headers, given text. */
+async function control(
+  from: TestAccount,
+  to: TestAccount,
+  text: string,
+  extra: [string, string][],
+): Promise<Uint8Array> {
+  const messageId = `${crypto.randomUUID()}@relay.test`;
+  const recipient = { addr: to.addr, publicKey: to.self.publicKey };
+  const inner = renderChatMessage({
+    from: { addr: from.addr, name: from.self.name },
+    to: [recipient],
+    messageId: `<${messageId}>`,
+    date: new Date(),
+    subject: "[...]",
+    autocryptKey: from.self.publicKey,
+    extra,
+    text,
+  });
+  return (await from.composer.seal(inner, [recipient], messageId)).raw;
+}
+
+Deno.test("a reaction to our message is stored per contact, replaced, removed, with events", async () => {
+  const { a, b, bChat, aOnB } = await trio();
+  // Bob's message to Alice; Alice reacts to it.
+  const { sentId, gotId, rfc724Mid } = await chat(b, bChat, a, "lunch?");
+  assert.ok(gotId > 0);
+  const react = (emoji: string) =>
+    control(a, b, emoji, [["Content-Disposition", "reaction"], ["In-Reply-To", `<${rfc724Mid}>`]]);
+  b.sink.take();
+  const first = await b.receiver.receive(await react("👍"));
+  assert.deepEqual(first, { kind: "control", action: "reaction", changed: 1 });
+  assert.deepEqual(b.sink.take(), [
+    { kind: "ReactionsChanged", chatId: bChat, msgId: sentId, contactId: aOnB },
+    {
+      kind: "IncomingReaction",
+      chatId: bChat,
+      contactId: aOnB,
+      msgId: sentId,
+      reaction: "👍",
+    },
+  ]);
+  assert.deepEqual(
+    new Messages(b.ctx).details(sentId)!.reactions.map((r) => [r.contactId, r.reaction]),
+    [[aOnB, "👍"]],
+  );
+  assert.equal(b.store.msgs.stampsOfChat(bChat).length, 1, "a reaction is not a chat message");
+  await b.receiver.receive(await react("❤️ and the rest is ignored"));
+  assert.equal(new Messages(b.ctx).details(sentId)!.reactions[0].reaction, "❤️");
+  await b.receiver.receive(await react(""));
+  assert.deepEqual(new Messages(b.ctx).details(sentId)!.reactions, []);
+});
+
+Deno.test("only its sender can edit or delete a message; others' requests change nothing", async () => {
+  const { a, b, c, aChat, bChat } = await trio();
+  const { gotId, rfc724Mid } = await chat(a, aChat, b, "teh typo");
+  const mine = await chat(b, bChat, a, "Bob's own");
+  // Carol (a known key, not in the chat) and Bob's own message are out of Alice's reach.
+  assert.deepEqual(
+    await b.receiver.receive(await control(c, b, "✏️hacked", [["Chat-Edit", `<${rfc724Mid}>`]])),
+    { kind: "control", action: "edit", changed: 0 },
+  );
+  assert.deepEqual(
+    await b.receiver.receive(
+      await control(a, b, "", [["Chat-Delete", `<${mine.rfc724Mid}>`]]),
+    ),
+    { kind: "control", action: "delete", changed: 0 },
+  );
+  assert.ok(b.store.msgs.get(mine.sentId), "Bob's message is still there");
+  // Alice edits her message: the quote Delta Chat puts above and the ✏️ prefix are not text.
+  b.sink.take();
+  const edit = await control(a, b, "> teh typo\n\n✏️the typo, fixed", [
+    ["Chat-Edit", `<${rfc724Mid}>`],
+  ]);
+  assert.deepEqual(await b.receiver.receive(edit), { kind: "control", action: "edit", changed: 1 });
+  const edited = b.store.msgs.get(gotId)!;
+  assert.equal(edited.text, "the typo, fixed");
+  assert.equal(edited.edited, true);
+  assert.deepEqual(b.sink.take(), [{ kind: "MsgsChanged", chatId: bChat, msgId: gotId }]);
+  // Alice deletes it for everyone.
+  const del = await control(a, b, "🚮", [["Chat-Delete", `<${rfc724Mid}> <unknown@x>`]]);
+  assert.deepEqual(await b.receiver.receive(del), {
+    kind: "control",
+    action: "delete",
+    changed: 1,
+  });
+  assert.equal(b.store.msgs.get(gotId), undefined);
+  assert.deepEqual(b.sink.take(), [{ kind: "MsgDeleted", chatId: bChat, msgId: gotId }]);
+});
+
+Deno.test("a reply's quote is kept apart from its text", async () => {
+  const { a, b, aChat } = await trio();
+  const { gotId } = await chat(a, aChat, b, "> what Bob said\n\nmy answer");
+  const m = b.store.msgs.get(gotId)!;
+  assert.equal(m.text, "my answer");
+  assert.equal(m.quote, "what Bob said");
+});
