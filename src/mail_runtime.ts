@@ -117,6 +117,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     outgoing: {
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
+      renderReaction: (target, reaction, to) => m.composer.renderReaction(target, reaction, to),
       oweReadReceipts: (messages) => {
         for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
       },

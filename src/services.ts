@@ -42,6 +42,12 @@ export interface OutgoingRenderer {
    * change and the receipts owed commit together or not at all.
    */
   oweReadReceipts?(messages: readonly MessageRecord[]): void;
+  /** Renders our reaction to the message `targetMid` for `recipients` (see `MailComposer`). */
+  renderReaction?(
+    targetMid: string,
+    reaction: string,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail>;
 }
 
 /** What RPC handlers and routes may use. */

@@ -115,6 +115,34 @@ export class MailComposer {
     return await this.seal(inner, to, messageId, subject);
   }
 
+  /**
+   * A reaction (RFC 9078, as Delta Chat sends it): a text part `Content-Disposition: reaction`
+   * whose body is the emoji ('' removes ours), aimed at `targetMid` by `In-Reply-To`.
+   */
+  async renderReaction(
+    targetMid: string,
+    reaction: string,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail> {
+    const messageId = this.newMessageId();
+    const to = recipients.map(recipientOf);
+    const inner = renderChatMessage({
+      from: this.#from(),
+      to,
+      messageId: `<${messageId}>`,
+      date: new Date(),
+      subject: "Reaction",
+      autocryptKey: this.self.publicKey,
+      extra: [
+        ["Content-Disposition", "reaction"],
+        ["In-Reply-To", `<${targetMid}>`],
+        ["References", `<${targetMid}>`],
+      ],
+      text: reaction,
+    });
+    return await this.seal(inner, to, messageId);
+  }
+
   /** A receipt for messages of one sender: read (`displayed`) or stored (`processed`). */
   async renderReceipt(
     to: KeyedRecipient,

@@ -192,7 +192,7 @@ export class Messages {
    */
   async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
     const chat = this.#chats.require(m.chatId);
-    const recipients = this.#sendRecipients(chat);
+    const recipients = this.sendRecipients(chat);
     const file = m.file && await importFile(this.ctx.blobDir, m.file.path, m.file.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) hold(blob.path, 1);
@@ -218,7 +218,11 @@ export class Messages {
     }
   }
 
-  #sendRecipients(chat: ChatRecord): ContactRecord[] {
+  /**
+   * Who a mail to `chat` goes to: its members but self, each with a key; a clear -1 error for a
+   * chat without members or with a member without a key (mail is always end-to-end encrypted).
+   */
+  sendRecipients(chat: ChatRecord): ContactRecord[] {
     const recipients = this.#chats.recipients(chat);
     if (recipients.length === 0) {
       throw new GatewayError(`cannot send to chat ${chat.id}: it has no members besides you`);

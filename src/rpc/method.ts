@@ -14,6 +14,7 @@ export type ParamType =
   | "string?"
   | "u32?"
   | "array<u32>"
+  | "array<string>"
   | "object"
   | "any";
 

@@ -27,6 +27,8 @@ export function schemaOf(type: ResultType): JsonSchema {
       return { oneOf: [U32, { type: "null" }] };
     case "array<u32>":
       return { type: "array", items: U32 };
+    case "array<string>":
+      return { type: "array", items: { type: "string" } };
     case "object":
       return { type: "object" };
     case "any":

@@ -19,6 +19,7 @@ const EXPECTED: Record<ParamType, string> = {
   "string?": "a string or null",
   "u32?": "an unsigned 32-bit integer (u32) or null",
   "array<u32>": "an array of unsigned 32-bit integers (u32)",
+  "array<string>": "an array of strings",
   "object": "an object",
   "any": "any JSON value",
 };
@@ -62,6 +63,8 @@ export function matchesType(type: ParamType, value: unknown): boolean {
       return value === null || isU32(value);
     case "array<u32>":
       return Array.isArray(value) && value.every(isU32);
+    case "array<string>":
+      return Array.isArray(value) && value.every((v) => typeof v === "string");
     case "object":
       return typeof value === "object" && value !== null && !Array.isArray(value);
     case "any":

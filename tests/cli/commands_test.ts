@@ -63,6 +63,7 @@ const ROUTES: Record<string, RpcRoute> = {
   get_messages: { result: MESSAGES },
   send_msg: { result: 44 },
   markseen_msgs: { noContent: true },
+  send_reaction: { noContent: true },
   get_chat_contacts: { result: [1, 12] },
 };
 
@@ -252,6 +253,17 @@ Deno.test("read marks every id as seen; HTTP 204 prints nothing (null under --js
     assert.deepEqual(d.calls.map((c) => [c.method, c.params]), [
       ["markseen_msgs", [1, [41, 42]]],
       ["markseen_msgs", [1, [43]]],
+    ]);
+  });
+});
+
+Deno.test("react sends one emoji, or none to remove ours", async () => {
+  await withDaemon(async (d) => {
+    assert.equal(await ok(["react", "41", "👍"], d), "");
+    assert.equal(await ok(["react", "41"], d), "");
+    assert.deepEqual(d.calls.map((c) => [c.method, c.params]), [
+      ["send_reaction", [1, 41, ["👍"]]],
+      ["send_reaction", [1, 41, []]],
     ]);
   });
 });

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { Chats } from "../../src/core/chats.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
 import { Messages } from "../../src/core/messages.ts";
+import { Reactions } from "../../src/core/reactions.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
 import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
 
@@ -130,4 +131,28 @@ Deno.test("a reply's quote is kept apart from its text", async () => {
   const m = b.store.msgs.get(gotId)!;
   assert.equal(m.text, "my answer");
   assert.equal(m.quote, "what Bob said");
+});
+
+Deno.test("our reaction mail is read back as a reaction by the peer (renderReaction → receive)", async () => {
+  const { a, b, bChat, aOnB } = await trio();
+  const { sentId, gotId } = await chat(b, bChat, a, "ship it?");
+  await new Reactions(a.ctx).send(gotId, "🚀", (t, r, to) => a.composer.renderReaction(t, r, to));
+  assert.deepEqual(a.store.reactions.forMessage(gotId).map((r) => [r.contactId, r.reaction]), [
+    [1, "🚀"],
+  ]);
+  const [row] = a.store.outbox.due(Date.now() + 1000);
+  assert.equal(row.msgId, 0, "a reaction is no chat message of its own");
+  b.sink.take();
+  assert.deepEqual(await b.receiver.receive(row.raw), {
+    kind: "control",
+    action: "reaction",
+    changed: 1,
+  });
+  assert.deepEqual(b.sink.take().at(-1), {
+    kind: "IncomingReaction",
+    chatId: bChat,
+    contactId: aOnB,
+    msgId: sentId,
+    reaction: "🚀",
+  });
 });

@@ -124,7 +124,9 @@ Deno.test({
 
       // (c) text Delta Chat → gateway.
       let gwFrom2 = gw.events.length;
-      await dc.call("send_msg", dc.accountId, dcChat, { text: "Hi gateway 👋" });
+      const dcHi = await dc.call<number>("send_msg", dc.accountId, dcChat, {
+        text: "Hi gateway 👋",
+      });
       const inGw = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom2);
       const gwMsg = await gwMessage(gw, inGw.event.msgId as number);
       assert.deepEqual(
@@ -154,6 +156,22 @@ Deno.test({
         reactionsByContact: { [String(dcOnGw)]: ["👍"] },
         reactions: [{ emoji: "👍", count: 1, isFromSelf: false }],
       });
+      // (f) the gateway reacts to Delta Chat's message: Delta Chat shows it as a reaction.
+      const dcFrom = dc.events.length;
+      await gw.call("send_reaction", 1, inGw.event.msgId, ["🎉"]);
+      const dcReacted = await dc.waitForEvent(
+        (e) => e.event.kind === "IncomingReaction",
+        30_000,
+        dcFrom,
+      );
+      assert.deepEqual([dcReacted.event.msgId, dcReacted.event.reaction], [dcHi, "🎉"]);
+      assert.deepEqual(
+        await dc.call("get_message_reactions", dc.accountId, dcHi),
+        {
+          reactionsByContact: { [String(gwOnDc)]: ["🎉"] },
+          reactions: [{ emoji: "🎉", count: 1, isFromSelf: false }],
+        },
+      );
       // (f) a reply quoting our message: the quote is not part of the text.
       gwFrom3 = gw.events.length;
       await dc.call("send_msg", dc.accountId, dcChat, {

@@ -59,6 +59,7 @@ Deno.test("schemaOf() maps every wire type", () => {
     "string?",
     "u32?",
     "array<u32>",
+    "array<string>",
     "object",
     "any",
     "null",

@@ -90,6 +90,7 @@ Deno.test("matchesType() accepts exactly the values of each wire type", () => {
     ["string?", ["x", null], [1, undefined, false]],
     ["u32?", [3, null], [-3, "3", undefined]],
     ["array<u32>", [[], [1, 2]], [[-1], ["1"], {}, null, "[]"]],
+    ["array<string>", [[], ["👍", ""]], [[1], [null], {}, null, "👍"]],
     ["object", [{}, { a: 1 }], [[], null, "x"]],
     ["any", [null, 1, "x", [], {}], []],
   ];

@@ -14,6 +14,7 @@ import { invite } from "./invite.ts";
 import { join } from "./join.ts";
 import { license } from "./license.ts";
 import { messages } from "./messages.ts";
+import { react } from "./react.ts";
 import { read } from "./read.ts";
 import { rpc } from "./rpc.ts";
 import { send } from "./send.ts";
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   send,
   sendFile,
   read,
+  react,
 ];
 
 /** Looks a command up by name. */

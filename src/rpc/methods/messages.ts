@@ -10,12 +10,7 @@ import { Messages, Viewtype } from "../../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { describeJson } from "../params.ts";
-import {
-  type MessageLoadError,
-  type MessageObject,
-  toMessageObject,
-  toReactionsObject,
-} from "../types.ts";
+import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
 const MESSAGE_IDS: ParamSpec = {
   name: "message_ids",
@@ -183,22 +178,6 @@ export const getMessage: MethodEntry = {
 };
 
 /**
- * `get_message_reactions [account_id, message_id]` → `{reactionsByContact, reactions}` or null
- * when nobody reacted (Delta Chat's shape). Unknown id → -1.
- */
-export const getMessageReactions: MethodEntry = {
-  name: "get_message_reactions",
-  summary: "The reactions on a message, by contact and by emoji; null without any.",
-  params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
-  result: { type: "object", description: "{reactionsByContact, reactions} or null" },
-  handler(s, [, id]) {
-    const d = new Messages(contextOf(s)).details(id as number);
-    if (d === undefined) throw new NotFoundError(`message ${id} not found`);
-    return toReactionsObject(d.reactions);
-  },
-};
-
-/**
  * `markseen_msgs [account_id, message_ids]` → nothing (HTTP 204). Fresh incoming messages
  * become seen (1 → 16); `MsgsNoticed{chatId}` per chat; a read receipt is owed, in the same
  * transaction, to each sender who asked for one (while the mail transport runs) and sent by the
@@ -249,7 +228,6 @@ export const MESSAGE_METHODS: readonly MethodEntry[] = [
   getMessageIds,
   getMessages,
   getMessage,
-  getMessageReactions,
   markseenMsgs,
   getFreshMsgs,
   deleteMessages,

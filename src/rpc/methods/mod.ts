@@ -7,6 +7,7 @@ import { ACCOUNT_METHODS } from "./account.ts";
 import { CHAT_METHODS } from "./chats.ts";
 import { CONTACT_METHODS } from "./contacts.ts";
 import { MESSAGE_METHODS } from "./messages.ts";
+import { REACTION_METHODS } from "./reactions.ts";
 import { LICENSE_METHODS } from "./license.ts";
 import { SECUREJOIN_METHODS } from "./securejoin.ts";
 
@@ -16,6 +17,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   CONTACT_METHODS,
   CHAT_METHODS,
   MESSAGE_METHODS,
+  REACTION_METHODS,
   SECUREJOIN_METHODS,
   LICENSE_METHODS,
 ];

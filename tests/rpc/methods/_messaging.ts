@@ -1,6 +1,6 @@
 /**
- * Helpers for the messaging method tests: a method table of the contact, chat and message
- * methods, a call helper through dispatch, and a seeded account (peer Bob, a 1:1 chat).
+ * Helpers for the messaging method tests: a method table of the contact, chat, message and
+ * reaction methods, a call helper through dispatch, and a seeded account (peer Bob, a 1:1 chat).
  */
 import { Chats } from "../../../src/core/chats.ts";
 import { contextOf } from "../../../src/core/context.ts";
@@ -10,12 +10,18 @@ import { createMethodTable } from "../../../src/rpc/method.ts";
 import { CHAT_METHODS } from "../../../src/rpc/methods/chats.ts";
 import { CONTACT_METHODS } from "../../../src/rpc/methods/contacts.ts";
 import { MESSAGE_METHODS } from "../../../src/rpc/methods/messages.ts";
+import { REACTION_METHODS } from "../../../src/rpc/methods/reactions.ts";
 import type { Services } from "../../../src/services.ts";
 import { ConfigKey } from "../../../src/store/mod.ts";
 import { type FakeServices, fakeServices } from "../_fake_services.ts";
 
 /** The messaging methods alone. */
-export const TABLE = createMethodTable([...CONTACT_METHODS, ...CHAT_METHODS, ...MESSAGE_METHODS]);
+export const TABLE = createMethodTable([
+  ...CONTACT_METHODS,
+  ...CHAT_METHODS,
+  ...MESSAGE_METHODS,
+  ...REACTION_METHODS,
+]);
 
 /** Calls `method` through dispatch and returns the HTTP-level reply. */
 export async function call(s: Services, method: string, params: unknown[]): Promise<RpcReply> {

@@ -1,0 +1,54 @@
+/**
+ * Reaction RPC methods (Delta Chat's): `send_reaction` sets and sends our reaction to a message,
+ * `get_message_reactions` reads everyone's. Reactions peers send arrive by mail (core/chat_controls.ts).
+ */
+import { contextOf } from "../../core/context.ts";
+import { Messages } from "../../core/messages.ts";
+import { Reactions } from "../../core/reactions.ts";
+import { GatewayError, NotFoundError } from "../../errors.ts";
+import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { toReactionsObject } from "../types.ts";
+
+/**
+ * `get_message_reactions [account_id, message_id]` → `{reactionsByContact, reactions}` or null
+ * when nobody reacted (Delta Chat's shape). Unknown id → -1.
+ */
+export const getMessageReactions: MethodEntry = {
+  name: "get_message_reactions",
+  summary: "The reactions on a message, by contact and by emoji; null without any.",
+  params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
+  result: { type: "object", description: "{reactionsByContact, reactions} or null" },
+  handler(s, [, id]) {
+    const d = new Messages(contextOf(s)).details(id as number);
+    if (d === undefined) throw new NotFoundError(`message ${id} not found`);
+    return toReactionsObject(d.reactions);
+  },
+};
+
+/**
+ * `send_reaction [account_id, message_id, reactions]` → nothing (HTTP 204). Our reaction becomes
+ * the first emoji of `reactions` (an empty array or `[""]` removes it; Delta Chat sends one per
+ * message), stored at once (`ReactionsChanged`) and mailed to the chat's members.
+ */
+export const sendReaction: MethodEntry = {
+  name: "send_reaction",
+  summary: "Sets our reaction to a message (first emoji; empty removes it) and sends it.",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "message_id", type: "u32", description: "Message to react to." },
+    { name: "reaction", type: "array<string>", description: 'E.g. ["👍"]; [] removes ours.' },
+  ],
+  result: { type: "null", description: "Nothing" },
+  void: true,
+  async handler(s, [, id, reaction]) {
+    const render = s.outgoing?.renderReaction;
+    if (render === undefined) {
+      throw new GatewayError("sending is not available: the mail transport is not running");
+    }
+    await new Reactions(contextOf(s)).send(id as number, (reaction as string[]).join(" "), render);
+    s.outgoing?.queued?.(0);
+  },
+};
+
+/** The reaction methods. */
+export const REACTION_METHODS: readonly MethodEntry[] = [sendReaction, getMessageReactions];
