@@ -118,6 +118,8 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
       renderReaction: (target, reaction, to) => m.composer.renderReaction(target, reaction, to),
+      renderEdit: (target, text, to) => m.composer.renderEdit(target, text, to),
+      renderDeleteRequest: (targets, to) => m.composer.renderDeleteRequest(targets, to),
       oweReadReceipts: (messages) => {
         for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
       },

@@ -48,6 +48,17 @@ export interface OutgoingRenderer {
     reaction: string,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail>;
+  /** Renders an edit of our message `targetMid` (see `MailComposer.renderEdit`). */
+  renderEdit?(
+    targetMid: string,
+    text: string,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail>;
+  /** Renders a delete-for-everyone request for our messages (`MailComposer`). */
+  renderDeleteRequest?(
+    targetMids: readonly string[],
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail>;
 }
 
 /** What RPC handlers and routes may use. */

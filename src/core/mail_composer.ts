@@ -15,6 +15,7 @@ import {
 } from "../mime/factory.ts";
 import { newToken } from "../securejoin/invite.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
+import { EDITED_PREFIX } from "./chat_control.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
@@ -119,10 +120,41 @@ export class MailComposer {
    * A reaction (RFC 9078, as Delta Chat sends it): a text part `Content-Disposition: reaction`
    * whose body is the emoji ('' removes ours), aimed at `targetMid` by `In-Reply-To`.
    */
-  async renderReaction(
+  renderReaction(
     targetMid: string,
     reaction: string,
     recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail> {
+    return this.#renderControl(reaction, recipients, [
+      ["Content-Disposition", "reaction"],
+      ["In-Reply-To", `<${targetMid}>`],
+      ["References", `<${targetMid}>`],
+    ]);
+  }
+
+  /** An edit of our message `targetMid` (`Chat-Edit`; the text carries Delta Chat's ✏️ prefix). */
+  renderEdit(
+    targetMid: string,
+    text: string,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail> {
+    return this.#renderControl(EDITED_PREFIX + text, recipients, [["Chat-Edit", `<${targetMid}>`]]);
+  }
+
+  /** A request to delete our messages `targetMids` for everyone (`Chat-Delete`, text 🚮). */
+  renderDeleteRequest(
+    targetMids: readonly string[],
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail> {
+    const list = targetMids.map((id) => `<${id}>`).join(" ");
+    return this.#renderControl("🚮", recipients, [["Chat-Delete", list]]);
+  }
+
+  /** A mail that acts on earlier messages: `text` plus the headers that say how. */
+  async #renderControl(
+    text: string,
+    recipients: readonly ContactRecord[],
+    extra: [string, string][],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
     const to = recipients.map(recipientOf);
@@ -131,14 +163,10 @@ export class MailComposer {
       to,
       messageId: `<${messageId}>`,
       date: new Date(),
-      subject: "Reaction",
+      subject: `Message from ${this.self.name || this.self.addr}`,
       autocryptKey: this.self.publicKey,
-      extra: [
-        ["Content-Disposition", "reaction"],
-        ["In-Reply-To", `<${targetMid}>`],
-        ["References", `<${targetMid}>`],
-      ],
-      text: reaction,
+      extra,
+      text,
     });
     return await this.seal(inner, to, messageId);
   }

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { Chats } from "../../src/core/chats.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
+import { MessageEdits } from "../../src/core/message_edits.ts";
 import { Messages } from "../../src/core/messages.ts";
 import { Reactions } from "../../src/core/reactions.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
@@ -155,4 +156,29 @@ Deno.test("our reaction mail is read back as a reaction by the peer (renderReact
     msgId: sentId,
     reaction: "🚀",
   });
+});
+
+Deno.test("our edit and delete-for-everyone mails are applied by the peer", async () => {
+  const { a, b, aChat } = await trio();
+  const { sentId, gotId } = await chat(a, aChat, b, "draft");
+  const edits = new MessageEdits(a.ctx);
+  const queued = () => a.store.outbox.due(Date.now() + 1000).filter((r) => r.msgId === 0);
+  await edits.sendEdit(sentId, "final", (t, x, to) => a.composer.renderEdit(t, x, to));
+  assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
+    kind: "control",
+    action: "edit",
+    changed: 1,
+  });
+  assert.deepEqual([b.store.msgs.get(gotId)!.text, b.store.msgs.get(gotId)!.edited], [
+    "final",
+    true,
+  ]);
+  await edits.deleteForAll([sentId], (t, to) => a.composer.renderDeleteRequest(t, to));
+  assert.equal(a.store.msgs.get(sentId), undefined);
+  assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
+    kind: "control",
+    action: "delete",
+    changed: 1,
+  });
+  assert.equal(b.store.msgs.get(gotId), undefined);
 });

@@ -3,8 +3,8 @@
  * with the chatmail filter on: (a) Delta Chat joins the gateway's invite, (b) the gateway joins
  * Delta Chat's https invite, (c) text both ways, (d) files both ways with identical bytes,
  * including a large file Delta Chat splits into pre- and post-message, (e) Delta Chat's read
- * receipt moves our message to 28 with MsgRead, (f) what Delta Chat does to messages after
- * sending: a reaction, a reply quoting ours, an edit and a delete for everyone.
+ * receipt moves our message to 28 with MsgRead, (f) what is done to messages after sending, both
+ * ways: reactions, a reply quoting ours, edits and deletes for everyone.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -213,6 +213,35 @@ Deno.test({
         after.length,
         before + 1,
         "only the reply was added; the rest acted on messages",
+      );
+      // (f) the gateway edits, then deletes for everyone, a message of its own: Delta Chat follows.
+      let dcFrom2 = dc.events.length;
+      const gwOwn = await gw.call<number>("send_msg", 1, gwChat, { text: "gw typo" });
+      const gwOwnInDc = await dc.waitForEvent(
+        (e) => e.event.kind === "IncomingMsg",
+        30_000,
+        dcFrom2,
+      );
+      const dcId = gwOwnInDc.event.msgId as number;
+      dcFrom2 = dc.events.length;
+      await gw.call("send_edit_request", 1, gwOwn, "gw fixed");
+      await dc.waitForEvent(
+        (e) => e.event.kind === "MsgsChanged" && e.event.msgId === dcId,
+        30_000,
+        dcFrom2,
+      );
+      const dcEdited = await dc.call<{ text: string; isEdited: boolean }>(
+        "get_message",
+        dc.accountId,
+        dcId,
+      );
+      assert.deepEqual([dcEdited.text, dcEdited.isEdited], ["gw fixed", true]);
+      dcFrom2 = dc.events.length;
+      await gw.call("delete_messages_for_all", 1, [gwOwn]);
+      await dc.waitForEvent(
+        (e) => e.event.kind === "MsgDeleted" && e.event.msgId === dcId,
+        30_000,
+        dcFrom2,
       );
 
       // (d) a file gateway → Delta Chat, bytes identical.

@@ -7,6 +7,7 @@ import { ACCOUNT_METHODS } from "./account.ts";
 import { CHAT_METHODS } from "./chats.ts";
 import { CONTACT_METHODS } from "./contacts.ts";
 import { MESSAGE_METHODS } from "./messages.ts";
+import { MESSAGE_EDIT_METHODS } from "./message_edits.ts";
 import { REACTION_METHODS } from "./reactions.ts";
 import { LICENSE_METHODS } from "./license.ts";
 import { SECUREJOIN_METHODS } from "./securejoin.ts";
@@ -17,6 +18,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   CONTACT_METHODS,
   CHAT_METHODS,
   MESSAGE_METHODS,
+  MESSAGE_EDIT_METHODS,
   REACTION_METHODS,
   SECUREJOIN_METHODS,
   LICENSE_METHODS,

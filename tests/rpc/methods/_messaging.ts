@@ -10,6 +10,7 @@ import { createMethodTable } from "../../../src/rpc/method.ts";
 import { CHAT_METHODS } from "../../../src/rpc/methods/chats.ts";
 import { CONTACT_METHODS } from "../../../src/rpc/methods/contacts.ts";
 import { MESSAGE_METHODS } from "../../../src/rpc/methods/messages.ts";
+import { MESSAGE_EDIT_METHODS } from "../../../src/rpc/methods/message_edits.ts";
 import { REACTION_METHODS } from "../../../src/rpc/methods/reactions.ts";
 import type { Services } from "../../../src/services.ts";
 import { ConfigKey } from "../../../src/store/mod.ts";
@@ -20,6 +21,7 @@ export const TABLE = createMethodTable([
   ...CONTACT_METHODS,
   ...CHAT_METHODS,
   ...MESSAGE_METHODS,
+  ...MESSAGE_EDIT_METHODS,
   ...REACTION_METHODS,
 ]);
 

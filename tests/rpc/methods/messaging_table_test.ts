@@ -32,7 +32,13 @@ Deno.test("the messaging method files export the SPEC and Delta Chat methods, un
     assert.equal(e.params[0].name, "account_id", `${e.name} takes account_id first`);
     assert.equal(e.license, undefined, `${e.name} needs no license`);
     assert.ok(e.summary.length > 0 && e.params.every((p) => p.description.length > 0));
-    const voids = ["markseen_msgs", "delete_messages", "send_reaction"];
+    const voids = [
+      "markseen_msgs",
+      "delete_messages",
+      "send_reaction",
+      "send_edit_request",
+      "delete_messages_for_all",
+    ];
     assert.equal(e.void === true, voids.includes(e.name), e.name);
   }
 });

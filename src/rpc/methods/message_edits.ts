@@ -1,0 +1,68 @@
+/**
+ * Delta Chat's methods that change our sent messages for everyone: `send_edit_request` and
+ * `delete_messages_for_all` (core/message_edits.ts). Edits and deletes peers send arrive by mail
+ * (core/chat_controls.ts).
+ */
+import { contextOf } from "../../core/context.ts";
+import { MessageEdits } from "../../core/message_edits.ts";
+import { GatewayError } from "../../errors.ts";
+import type { Services } from "../../services.ts";
+import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+
+function transport<T>(render: T | undefined): T {
+  if (render === undefined) {
+    throw new GatewayError("sending is not available: the mail transport is not running");
+  }
+  return render;
+}
+
+function wake(s: Services): void {
+  s.outgoing?.queued?.(0);
+}
+
+/**
+ * `send_edit_request [account_id, message_id, new_text]` → nothing (HTTP 204). Our message's
+ * text becomes `new_text` here (`MsgsChanged`, `isEdited`) and on the peers' devices.
+ */
+export const sendEditRequest: MethodEntry = {
+  name: "send_edit_request",
+  summary: "Replaces the text of one of our sent messages, here and for the chat's members.",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "message_id", type: "u32", description: "One of our sent messages with text." },
+    { name: "new_text", type: "string", description: "The new text (not empty)." },
+  ],
+  result: { type: "null", description: "Nothing" },
+  void: true,
+  async handler(s, [, id, text]) {
+    const render = transport(s.outgoing?.renderEdit);
+    await new MessageEdits(contextOf(s)).sendEdit(id as number, text as string, render);
+    wake(s);
+  },
+};
+
+/**
+ * `delete_messages_for_all [account_id, message_ids]` → nothing (HTTP 204). Deletes our sent
+ * messages here (`MsgDeleted`) and asks each chat's members to delete them too.
+ */
+export const deleteMessagesForAll: MethodEntry = {
+  name: "delete_messages_for_all",
+  summary: "Deletes our sent messages here and on the chat members' devices.",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "message_ids", type: "array<u32>", description: "Our sent messages." },
+  ],
+  result: { type: "null", description: "Nothing" },
+  void: true,
+  async handler(s, [, ids]) {
+    const render = transport(s.outgoing?.renderDeleteRequest);
+    await new MessageEdits(contextOf(s)).deleteForAll(ids as number[], render);
+    wake(s);
+  },
+};
+
+/** The methods that change sent messages. */
+export const MESSAGE_EDIT_METHODS: readonly MethodEntry[] = [
+  sendEditRequest,
+  deleteMessagesForAll,
+];
