@@ -5,16 +5,9 @@
  */
 import { contextOf } from "../../core/context.ts";
 import { MessageEdits } from "../../core/message_edits.ts";
-import { GatewayError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
-
-function transport<T>(render: T | undefined): T {
-  if (render === undefined) {
-    throw new GatewayError("sending is not available: the mail transport is not running");
-  }
-  return render;
-}
+import { requireTransport } from "./transport.ts";
 
 function wake(s: Services): void {
   s.outgoing?.queued?.(0);
@@ -35,7 +28,7 @@ export const sendEditRequest: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, text]) {
-    const render = transport(s.outgoing?.renderEdit);
+    const render = requireTransport(s.outgoing?.renderEdit);
     await new MessageEdits(contextOf(s)).sendEdit(id as number, text as string, render);
     wake(s);
   },
@@ -55,7 +48,7 @@ export const deleteMessagesForAll: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, ids]) {
-    const render = transport(s.outgoing?.renderDeleteRequest);
+    const render = requireTransport(s.outgoing?.renderDeleteRequest);
     await new MessageEdits(contextOf(s)).deleteForAll(ids as number[], render);
     wake(s);
   },

@@ -9,6 +9,7 @@ import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
+import { requireTransport } from "./transport.ts";
 import { describeJson } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
@@ -104,10 +105,7 @@ export const sendMsg: MethodEntry = {
     const ctx = contextOf(s);
     new Chats(ctx).require(chatId as number);
     if (m.file !== undefined) await statRegularFile(m.file);
-    const outgoing = s.outgoing;
-    if (outgoing === undefined) {
-      throw new GatewayError("sending is not available: the mail transport is not running");
-    }
+    const outgoing = requireTransport(s.outgoing);
     const msgId = await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,

@@ -5,9 +5,10 @@
 import { contextOf } from "../../core/context.ts";
 import { Messages } from "../../core/messages.ts";
 import { Reactions } from "../../core/reactions.ts";
-import { GatewayError, NotFoundError } from "../../errors.ts";
+import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { toReactionsObject } from "../types.ts";
+import { requireTransport } from "./transport.ts";
 
 /**
  * `get_message_reactions [account_id, message_id]` → `{reactionsByContact, reactions}` or null
@@ -41,10 +42,7 @@ export const sendReaction: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, reaction]) {
-    const render = s.outgoing?.renderReaction;
-    if (render === undefined) {
-      throw new GatewayError("sending is not available: the mail transport is not running");
-    }
+    const render = requireTransport(s.outgoing?.renderReaction);
     await new Reactions(contextOf(s)).send(id as number, (reaction as string[]).join(" "), render);
     s.outgoing?.queued?.(0);
   },
