@@ -35,6 +35,13 @@ function recipientOf(c: ContactRecord): KeyedRecipient {
   return { addr: c.addr, name: c.name || c.authName, publicKey: c.publicKey };
 }
 
+/** `text` below `quote` as `> ` lines and an empty line, as Delta Chat sends a reply's quote. */
+export function withQuote(quote: string, text: string): string {
+  if (quote === "") return text;
+  const lines = quote.replace(/\r\n/g, "\n").split("\n").map((l) => `> ${l}`.trimEnd());
+  return `${lines.join("\n")}\n\n${text}`;
+}
+
 /** Builds the mails of one account. */
 export class MailComposer {
   constructor(
@@ -110,7 +117,7 @@ export class MailComposer {
       subject,
       autocryptKey: this.self.publicKey,
       extra,
-      text: draft.text,
+      text: withQuote(draft.quote, draft.text),
       file,
     });
     return await this.seal(inner, to, messageId, subject);

@@ -50,8 +50,13 @@ export interface OutgoingDraft {
   readonly timestamp: number;
   /** The attachment, already in the blob directory; read it from `file.path`. */
   readonly file?: BlobFile;
-  /** Message-ID of the chat's newest message ('' when none), for In-Reply-To/References. */
+  /**
+   * Message-ID for In-Reply-To/References: the quoted message's, else the chat's newest ('' when
+   * none).
+   */
   readonly inReplyTo: string;
+  /** Text of the quoted message, sent as `> ` lines above the text ('' for no quote). */
+  readonly quote: string;
 }
 
 /** What a renderer produced: the complete encrypted mail and its SMTP envelope. */
@@ -80,6 +85,13 @@ export interface OutgoingMessage {
   readonly file?: { readonly path: string; readonly name?: string; readonly mime?: string };
   /** Default: File with a file, else Text. */
   readonly viewtype?: Viewtype;
+  /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
+  readonly quotedMessageId?: number;
+}
+
+/** What a quote of `m` shows: its text, else its file name, else its viewtype. */
+export function quoteTextOf(m: MessageRecord): string {
+  return m.text || m.fileName || m.viewtype;
 }
 
 /** A message with what the wire needs besides the row. */
@@ -193,6 +205,7 @@ export class Messages {
   async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
     const chat = this.#chats.require(m.chatId);
     const recipients = this.sendRecipients(chat);
+    const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
     const file = m.file && await importFile(this.ctx.blobDir, m.file.path, m.file.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) hold(blob.path, 1);
@@ -204,7 +217,8 @@ export class Messages {
         viewtype: m.viewtype ?? (blob ? Viewtype.FILE : Viewtype.TEXT),
         timestamp: nowSeconds(this.ctx),
         file: blob,
-        inReplyTo: this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+        inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+        quote: quoted === undefined ? "" : quoteTextOf(quoted),
       };
       const mail = await render(draft, chat, recipients);
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
@@ -237,6 +251,16 @@ export class Messages {
     return recipients;
   }
 
+  /** A message that can be quoted, or -1 saying why not. */
+  #quotable(id: number): MessageRecord {
+    const q = this.get(id);
+    if (q === undefined) throw new NotFoundError(`cannot quote message ${id}: message not found`);
+    if (q.hidden || q.rfc724Mid === "") {
+      throw new GatewayError(`cannot quote message ${id}: it is not a chat message`);
+    }
+    return q;
+  }
+
   #insertOutgoing(d: OutgoingDraft, mail: RenderedMail): number {
     return this.ctx.tx.run((emit) => {
       const msgId = this.ctx.store.msgs.insert({
@@ -249,6 +273,7 @@ export class Messages {
         subject: mail.subject ?? "",
         timestampSent: d.timestamp,
         timestampRcvd: d.timestamp,
+        quote: d.quote,
         viewtype: d.viewtype,
         file: d.file?.blob ?? "",
         fileName: d.file?.name ?? "",

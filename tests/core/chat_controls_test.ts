@@ -182,3 +182,28 @@ Deno.test("our edit and delete-for-everyone mails are applied by the peer", asyn
   });
   assert.equal(b.store.msgs.get(gotId), undefined);
 });
+
+Deno.test("a reply we send quotes its message; the peer splits the quote off and finds the parent", async () => {
+  const { a, b, aChat, bChat } = await trio();
+  const asked = await chat(b, bChat, a, "Lunch at noon?\nOr later?");
+  const msgId = await new Messages(a.ctx).createOutgoing(
+    { chatId: aChat, text: "Noon works", quotedMessageId: asked.gotId },
+    (d, ch, r) => a.composer.renderChat(d, ch, r),
+  );
+  assert.equal(a.store.msgs.get(msgId)!.quote, "Lunch at noon?\nOr later?");
+  const row = a.store.outbox.due(Date.now() + 1000).find((r) => r.msgId === msgId)!;
+  const got = await b.receiver.receive(row.raw) as { msgId: number };
+  const d = new Messages(b.ctx).details(got.msgId)!;
+  assert.deepEqual([d.message.text, d.message.quote, d.parentId], [
+    "Noon works",
+    "Lunch at noon?\nOr later?",
+    asked.sentId,
+  ]);
+  await assert.rejects(
+    new Messages(a.ctx).createOutgoing(
+      { chatId: aChat, text: "x", quotedMessageId: 999 },
+      (d, ch, r) => a.composer.renderChat(d, ch, r),
+    ),
+    /cannot quote message 999: message not found/,
+  );
+});

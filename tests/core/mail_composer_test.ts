@@ -14,7 +14,14 @@ Deno.test("chat messages, receipts and SecureJoin steps pass the relay filter an
   const b = await testAccount("bob@relay.test", "Bob");
   const to = { addr: b.addr, name: "Bob", publicKey: b.self.publicKey };
   const chat = await a.composer.renderChat(
-    { chatId: 10, text: "hi", viewtype: "Text", timestamp: 1_700_000_000, inReplyTo: "p@x" },
+    {
+      chatId: 10,
+      text: "hi",
+      viewtype: "Text",
+      timestamp: 1_700_000_000,
+      inReplyTo: "p@x",
+      quote: "",
+    },
     { id: 10 } as never,
     [{ addr: b.addr, name: "", authName: "Bob", publicKey: b.self.publicKey } as never],
   );

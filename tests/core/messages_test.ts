@@ -35,6 +35,7 @@ Deno.test("createOutgoing() writes message and outbox row, then emits MsgsChange
       timestamp: NOW_S,
       file: undefined,
       inReplyTo: "",
+      quote: "",
     });
     assert.equal(chat.id, chatId);
     assert.deepEqual(recipients.map((r) => r.id), [bob]);

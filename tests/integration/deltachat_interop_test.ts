@@ -214,6 +214,27 @@ Deno.test({
         before + 1,
         "only the reply was added; the rest acted on messages",
       );
+      // (f) the gateway replies quoting Delta Chat's message: Delta Chat shows the quote.
+      const dcFromQ = dc.events.length;
+      await gw.call("send_msg", 1, gwChat, {
+        text: "Quoting Dora",
+        quotedMessageId: inGw.event.msgId,
+      });
+      const quotedInDc = await dc.waitForEvent(
+        (e) => e.event.kind === "IncomingMsg",
+        30_000,
+        dcFromQ,
+      );
+      const dcQuoted = await dc.call<{ text: string; quote: { text: string; messageId: number } }>(
+        "get_message",
+        dc.accountId,
+        quotedInDc.event.msgId,
+      );
+      assert.deepEqual([dcQuoted.text, dcQuoted.quote.text, dcQuoted.quote.messageId], [
+        "Quoting Dora",
+        "Hi gateway 👋",
+        dcHi,
+      ]);
       // (f) the gateway edits, then deletes for everyone, a message of its own: Delta Chat follows.
       let dcFrom2 = dc.events.length;
       const gwOwn = await gw.call<number>("send_msg", 1, gwChat, { text: "gw typo" });

@@ -10,7 +10,7 @@ import { Messages, Viewtype } from "../../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { requireTransport } from "./transport.ts";
-import { describeJson } from "../params.ts";
+import { describeJson, matchesType } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
 const MESSAGE_IDS: ParamSpec = {
@@ -20,7 +20,7 @@ const MESSAGE_IDS: ParamSpec = {
 };
 
 /** `MessageData` fields Delta Chat has and this gateway does not send. */
-const UNSUPPORTED = ["html", "location", "quotedMessageId", "quotedText", "overrideSenderName"];
+const UNSUPPORTED = ["html", "location", "quotedText", "overrideSenderName"];
 const VIEWTYPES: readonly string[] = Object.values(Viewtype);
 
 /** `send_msg`'s third parameter, validated. */
@@ -29,6 +29,8 @@ export interface MessageData {
   readonly file?: string;
   readonly filename?: string;
   readonly viewtype: Viewtype;
+  /** A message to quote (Delta Chat's `quotedMessageId`). */
+  readonly quotedMessageId?: number;
 }
 
 function optionalString(data: Record<string, unknown>, key: string): string | undefined {
@@ -41,7 +43,7 @@ function optionalString(data: Record<string, unknown>, key: string): string | un
 }
 
 /**
- * Checks `MessageData {text?, file?, filename?, viewtype?}`: wrong types, an unknown viewtype,
+ * Checks `MessageData {text?, file?, filename?, viewtype?, quotedMessageId?}`: wrong types, an unknown viewtype,
  * an empty message or a viewtype that contradicts `file` → -32602; a `file` that is not an
  * absolute path → -1. `viewtype` defaults to File with a file, else Text.
  */
@@ -75,7 +77,14 @@ export function parseMessageData(value: Record<string, unknown>): MessageData {
       `Cannot read file "${file}": the path must be absolute (a path on the daemon host)`,
     );
   }
-  return { text, file, filename, viewtype };
+  const quoted = value.quotedMessageId;
+  if (quoted !== undefined && quoted !== null && !matchesType("u32", quoted)) {
+    throw new InvalidParamsError(
+      `MessageData.quotedMessageId must be a message id (u32), got ${describeJson(quoted)}`,
+    );
+  }
+  const quotedMessageId = quoted === undefined || quoted === null ? undefined : quoted as number;
+  return { text, file, filename, viewtype, quotedMessageId };
 }
 
 /**
@@ -111,6 +120,7 @@ export const sendMsg: MethodEntry = {
       text: m.text,
       viewtype: m.viewtype,
       file: m.file === undefined ? undefined : { path: m.file, name: m.filename },
+      quotedMessageId: m.quotedMessageId,
     }, (draft, chat, recipients) => outgoing.render(draft, chat, recipients));
     outgoing.queued?.(msgId);
     return msgId;

@@ -80,6 +80,14 @@ Deno.test("send_msg says clearly what is wrong with MessageData, the file or the
       assert.equal((await err({ text: "x", viewtype: "File" })).code, -32602);
       assert.equal((await err({ text: "x", html: "<b>x</b>" })).code, -32602);
       assert.equal((await err("text")).code, -32602);
+      assert.deepEqual(await err({ text: "x", quotedMessageId: "5" }), {
+        code: -32602,
+        message: "MessageData.quotedMessageId must be a message id (u32), got string",
+      });
+      assert.deepEqual(await err({ text: "x", quotedMessageId: 77 }), {
+        code: -1,
+        message: "cannot quote message 77: message not found",
+      });
       assert.deepEqual(await err({ text: "x" }, 99), { code: -1, message: "chat 99 not found" });
       assert.deepEqual(await rpcError(base, "send_msg", [1, s.chatId, { text: "x" }]), {
         code: -1,
