@@ -103,6 +103,12 @@ export interface MessageDetails {
   readonly sender: ContactDetails;
   /** The message this one replies to, when stored. */
   readonly parentId: number | null;
+  /** That message with its sender and blob path, for the quote (when stored). */
+  readonly parent?: {
+    readonly message: MessageRecord;
+    readonly sender: ContactDetails;
+    readonly file: string | null;
+  };
   /** Each contact's reaction on it, oldest first. */
   readonly reactions: readonly ReactionRecord[];
 }
@@ -170,6 +176,11 @@ export class Messages {
       file: message.file === "" ? null : blobPath(this.ctx.blobDir, message.file),
       sender: this.#contacts.details(message.fromId) ?? unknownSender(message.fromId),
       parentId: parent?.id ?? null,
+      parent: parent && {
+        message: parent,
+        sender: this.#contacts.details(parent.fromId) ?? unknownSender(parent.fromId),
+        file: parent.file === "" ? null : blobPath(this.ctx.blobDir, parent.file),
+      },
       reactions: this.ctx.store.reactions.forMessage(message.id),
     };
   }

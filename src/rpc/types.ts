@@ -79,10 +79,45 @@ export interface MessageObject {
   readonly vcardContact: null;
 }
 
-/** The quote of a reply: its text (Delta Chat's `JustText` variant). */
-export interface QuoteObject {
-  readonly kind: "JustText";
-  readonly text: string;
+/**
+ * The quote of a reply, as Delta Chat gives it: `WithMessage` when the quoted message is stored
+ * here (any chat), else `JustText`.
+ */
+export type QuoteObject =
+  | { readonly kind: "JustText"; readonly text: string }
+  | {
+    readonly kind: "WithMessage";
+    readonly text: string;
+    readonly messageId: number;
+    readonly chatId: number;
+    readonly authorDisplayName: string;
+    readonly authorDisplayColor: string;
+    readonly overrideSenderName: null;
+    readonly image: string | null;
+    readonly isForwarded: false;
+    readonly viewType: string;
+  };
+
+const QUOTED_IMAGES = new Set(["Image", "Gif", "Sticker"]);
+
+/** The quote object of a message with quote text `text` (see `QuoteObject`). */
+export function toQuoteObject(text: string, parent: MessageDetails["parent"]): QuoteObject | null {
+  if (text === "") return null;
+  if (parent === undefined) return { kind: "JustText", text };
+  const p = parent.message;
+  const author = toContactObject(parent.sender);
+  return {
+    kind: "WithMessage",
+    text,
+    messageId: p.id,
+    chatId: p.chatId,
+    authorDisplayName: author.displayName,
+    authorDisplayColor: author.color,
+    overrideSenderName: null,
+    image: QUOTED_IMAGES.has(p.viewtype) ? parent.file : null,
+    isForwarded: false,
+    viewType: p.viewtype,
+  };
 }
 
 /** Reactions on a message, as Delta Chat's JSON-RPC gives them. */
@@ -262,7 +297,7 @@ export function toMessageObject(d: MessageDetails): MessageObject {
     sender: toContactObject(d.sender),
     subject: m.subject,
     error: m.error || null,
-    quote: m.quote === "" ? null : { kind: "JustText", text: m.quote },
+    quote: toQuoteObject(m.quote, d.parent),
     parentId: d.parentId,
     isInfo: m.isInfo,
     isEdited: m.edited,

@@ -179,13 +179,16 @@ Deno.test({
         quotedMessageId: inDc.event.msgId,
       });
       const reply = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom3);
-      const replyMsg = await gw.call<{ text: string; quote: { text: string }; parentId: number }>(
+      const replyMsg = await gw.call<
+        { text: string; quote: { kind: string; text: string; messageId: number }; parentId: number }
+      >(
         "get_message",
         1,
         reply.event.msgId,
       );
       assert.equal(replyMsg.text, "Replying to you");
       assert.match(replyMsg.quote.text, /^Hello Dora ✓/);
+      assert.deepEqual([replyMsg.quote.kind, replyMsg.quote.messageId], ["WithMessage", sent]);
       assert.equal(replyMsg.parentId, sent);
       // (f) Delta Chat edits, then deletes for everyone, a message of its own.
       gwFrom3 = gw.events.length;

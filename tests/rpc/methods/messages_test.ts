@@ -290,6 +290,22 @@ Deno.test("get_message_reactions and the message object give reactions, edits an
     assert.deepEqual(m.quote, { kind: "JustText", text: "question" });
     assert.deepEqual((m.reactions as { reactions: unknown[] }).reactions.length, 1);
     assert.equal((await rpcError(s, "get_message_reactions", [1, 999])).code, -1);
+    // A reply to a stored message quotes it WithMessage, as Delta Chat does.
+    const reply = messages.storeIncoming({
+      rfc724Mid: "r@x",
+      chatId: s.chatId,
+      fromId: s.bob,
+      text: "and more",
+      quote: "answer, edited",
+      inReplyTo: "q@x",
+      timestampSent: 1_700_000_400,
+    }).msgId;
+    const r = await result(s, "get_message", [1, reply]) as { quote: Record<string, unknown> };
+    assert.deepEqual(
+      [r.quote.kind, r.quote.messageId, r.quote.chatId, r.quote.authorDisplayName, r.quote.image],
+      ["WithMessage", id, s.chatId, "Bob", null],
+    );
+    assert.match(String(r.quote.authorDisplayColor), /^#[0-9a-f]{6}$/);
   } finally {
     s.store.close();
   }
