@@ -19,6 +19,8 @@ export interface ChatContent {
   readonly text: string;
   /** The quote above the text of a reply ('' for none). */
   readonly quote: string;
+  /** Delta Chat's `SystemMessage` name when the mail is a system (info) message, not user text. */
+  readonly systemType?: string;
   readonly file?: MailFile;
   readonly viewtype?: string;
   /** On a pre-message: the Message-ID of the post-message with the file. */
@@ -68,6 +70,33 @@ function metadata(value: string | undefined): ChatContent["announcedFile"] {
   }
 }
 
+/** `Chat-Content` values of system messages → Delta Chat's `SystemMessage` names (mimeparser.rs). */
+const SYSTEM_CONTENT: Record<string, string> = {
+  "location-streaming-enabled": "LocationStreamingEnabled",
+  "ephemeral-timer-changed": "EphemeralTimerChanged",
+  "protection-enabled": "ChatProtectionEnabled",
+  "protection-disabled": "ChatProtectionDisabled",
+  "group-avatar-changed": "GroupImageChanged",
+  "call-accepted": "CallAccepted",
+  "call-ended": "CallEnded",
+  "message-pinned": "MessagePinned",
+  "message-unpinned": "MessageUnpinned",
+};
+
+/** Group-change headers that make a mail a system message (mimeparser.rs). */
+const SYSTEM_HEADERS: readonly [string, string][] = [
+  ["chat-group-member-removed", "MemberRemovedFromGroup"],
+  ["chat-group-member-added", "MemberAddedToGroup"],
+  ["chat-group-name-changed", "GroupNameChanged"],
+];
+
+/** The system message a chat mail is, or undefined for user content. */
+export function systemTypeOf(mail: ReadMail): string | undefined {
+  const content = mail.headers.get("chat-content")?.trim().toLowerCase() ?? "";
+  if (Object.hasOwn(SYSTEM_CONTENT, content)) return SYSTEM_CONTENT[content];
+  return SYSTEM_HEADERS.find(([h]) => mail.headers.get(h) !== undefined)?.[1];
+}
+
 /** Text, file and pre/post-message fields of a chat mail. */
 export function chatContent(mail: ReadMail): ChatContent {
   const all = leaves(mail.content);
@@ -93,6 +122,7 @@ export function chatContent(mail: ReadMail): ChatContent {
   return {
     text,
     quote,
+    systemType: systemTypeOf(mail),
     file,
     viewtype: file ? viewtypeOfMime(file.mime, voice) : undefined,
     postMessageId,

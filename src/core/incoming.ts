@@ -45,6 +45,8 @@ export interface IncomingMessage {
   /** Not shown in chats (SecureJoin steps, system messages). */
   readonly hidden?: boolean;
   readonly isInfo?: boolean;
+  /** Delta Chat's name of the system message (with `isInfo`). */
+  readonly systemType?: string;
   /** Default 1 (fresh); e.g. 26 for our own message synced from another device. */
   readonly state?: number;
 }
@@ -151,6 +153,7 @@ function insertNew(ctx: CoreContext, m: IncomingMessage, emit: Emit): StoreIncom
     ...fileColumns(m),
     hidden: m.hidden === true,
     isInfo: m.isInfo === true,
+    systemType: m.systemType ?? "",
     mdnRequested: m.mdnRequested === true,
     inReplyTo: m.inReplyTo ?? "",
     quote: m.quote ?? "",

@@ -181,6 +181,8 @@ export class Receiver {
         fromId: contact.id,
         text: content.text,
         quote: content.quote,
+        isInfo: content.systemType !== undefined,
+        systemType: content.systemType,
         subject: mail.headers.get("subject") ?? "",
         timestampSent: mail.sentAt,
         viewtype: content.viewtype,
@@ -188,7 +190,7 @@ export class Receiver {
         announcedFile: content.file ? undefined : content.announcedFile,
         postMessageId: content.postMessageId,
         fromFingerprint: mail.signer,
-        mdnRequested: sameAddr(wantsMdn, mail.from.addr),
+        mdnRequested: content.systemType === undefined && sameAddr(wantsMdn, mail.from.addr),
         inReplyTo: stripAngles(mail.headers.get("in-reply-to")),
       });
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {

@@ -307,7 +307,7 @@ export function toMessageObject(d: MessageDetails): MessageObject {
     showPadlock: m.fromId === ContactId.SELF || m.fromFingerprint !== "",
     hasHtml: false,
     hasLocation: false,
-    systemMessageType: "Unknown",
+    systemMessageType: m.systemType || "Unknown",
     infoContactId: null,
     overrideSenderName: null,
     duration: 0,

@@ -174,4 +174,9 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (msg_id, contact_id)
   ) STRICT;
   `,
+  // 5: the kind of a system (info) message a peer sent, as Delta Chat names it
+  // (`EphemeralTimerChanged`, `MemberAddedToGroup`, …); '' for chat messages.
+  `
+  ALTER TABLE msgs ADD COLUMN system_type TEXT NOT NULL DEFAULT '';
+  `,
 ];

@@ -50,6 +50,8 @@ export interface MessageRecord {
   readonly edited: boolean;
   /** The quote a reply carried above its text (without the `> `); '' for none. */
   readonly quote: string;
+  /** Delta Chat's `SystemMessage` name of an info message from a peer; '' for others. */
+  readonly systemType: string;
 }
 
 /** A message to insert: everything but the id; omitted fields take the column defaults. */
@@ -95,6 +97,7 @@ const FIELDS: readonly (readonly [keyof MessageRecord, string])[] = [
   ["fromFingerprint", "from_fingerprint"],
   ["edited", "edited"],
   ["quote", "quote"],
+  ["systemType", "system_type"],
 ];
 const BOOLEAN = new Set<keyof MessageRecord>(["hidden", "isInfo", "mdnRequested", "edited"]);
 /** Values of omitted fields (the column defaults; inserts name every column). */
@@ -119,6 +122,7 @@ const DEFAULTS: Partial<Record<keyof MessageRecord, SqlValue>> = {
   fromFingerprint: "",
   edited: 0,
   quote: "",
+  systemType: "",
 };
 
 const SELECT = `SELECT id, ${FIELDS.map(([, c]) => c).join(", ")} FROM msgs`;

@@ -24,6 +24,7 @@ Deno.test("chatContent() reads Delta Chat's pre-message: text, post-message id, 
   assert.deepEqual(c, {
     text: "the text",
     quote: "",
+    systemType: undefined,
     file: undefined,
     viewtype: undefined,
     postMessageId: "post@x",

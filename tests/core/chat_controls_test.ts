@@ -207,3 +207,23 @@ Deno.test("a reply we send quotes its message; the peer splits the quote off and
     /cannot quote message 999: message not found/,
   );
 });
+
+Deno.test("a system message (Chat-Content, group changes) is an info message, not user text", async () => {
+  const { a, b, bChat } = await trio();
+  b.sink.take();
+  const got = await b.receiver.receive(
+    await control(a, b, "Message deletion timer is set to 1 day.", [
+      ["Chat-Content", "ephemeral-timer-changed"],
+      ["Ephemeral-Timer", "86400"],
+      ["Chat-Disposition-Notification-To", a.addr],
+    ]),
+  ) as { kind: string; msgId: number };
+  assert.equal(got.kind, "message");
+  const m = b.store.msgs.get(got.msgId)!;
+  assert.deepEqual([m.isInfo, m.systemType, m.mdnRequested], [
+    true,
+    "EphemeralTimerChanged",
+    false,
+  ]);
+  assert.deepEqual(b.sink.take(), [{ kind: "MsgsChanged", chatId: bChat, msgId: got.msgId }]);
+});

@@ -29,6 +29,7 @@ Deno.test("MsgsStore.insert() stores every field and get() reads it back", () =>
       fromFingerprint: "A".repeat(40),
       edited: false,
       quote: "what was asked",
+      systemType: "EphemeralTimerChanged",
     };
     const id = s.msgs.insert(full);
     assert.equal(id, 10);
@@ -54,6 +55,7 @@ Deno.test("MsgsStore.insert() stores every field and get() reads it back", () =>
       inReplyTo: "",
       fromFingerprint: "",
       quote: "",
+      systemType: "",
     });
   });
 });
