@@ -4,6 +4,24 @@
  * off (`core:src/simplify.rs`). Pure.
  */
 
+const FOOTER_MARK = "-- ";
+const ESCAPED_MARK = "-\u200B- ";
+
+/**
+ * Escapes footer marks in user text we send (a line starting `-- ` becomes `-ZWSP- `), so the
+ * receiver does not cut it as a signature; Delta Chat does the same (`simplify.rs`).
+ */
+export function escapeFooterMarks(text: string): string {
+  const inner = text.replaceAll(`\n${FOOTER_MARK}`, `\n${ESCAPED_MARK}`);
+  return inner.startsWith(FOOTER_MARK) ? ESCAPED_MARK + inner.slice(FOOTER_MARK.length) : inner;
+}
+
+/** Undoes `escapeFooterMarks` on received chat text. */
+export function unescapeFooterMarks(text: string): string {
+  const inner = text.replaceAll(`\n${ESCAPED_MARK}`, `\n${FOOTER_MARK}`);
+  return inner.startsWith(ESCAPED_MARK) ? FOOTER_MARK + inner.slice(ESCAPED_MARK.length) : inner;
+}
+
 /** A simplified text and the top quote it carried ('' for none). */
 export interface SimplifiedText {
   readonly text: string;
@@ -23,8 +41,9 @@ export function removeFooter(text: string): string {
  * (`Chat-Version`): a classic mail's quoting is left as it is.
  */
 export function simplifyText(text: string, chatMessage: boolean): SimplifiedText {
-  const body = removeFooter(text);
-  if (!chatMessage) return { text: body.replace(/\n+$/, ""), quote: "" };
+  const stripped = removeFooter(text);
+  if (!chatMessage) return { text: stripped.replace(/\n+$/, ""), quote: "" };
+  const body = unescapeFooterMarks(stripped);
   const lines = body.split("\n");
   let n = 0;
   while (n < lines.length && lines[n].startsWith(">")) n++;

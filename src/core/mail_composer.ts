@@ -16,6 +16,7 @@ import {
 import { newToken } from "../securejoin/invite.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import { EDITED_PREFIX } from "./chat_control.ts";
+import { escapeFooterMarks } from "./chat_text.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
@@ -117,7 +118,7 @@ export class MailComposer {
       subject,
       autocryptKey: this.self.publicKey,
       extra,
-      text: withQuote(draft.quote, draft.text),
+      text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       file,
     });
     return await this.seal(inner, to, messageId, subject);
@@ -145,7 +146,8 @@ export class MailComposer {
     text: string,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
-    return this.#renderControl(EDITED_PREFIX + text, recipients, [["Chat-Edit", `<${targetMid}>`]]);
+    const edited = EDITED_PREFIX + escapeFooterMarks(text);
+    return this.#renderControl(edited, recipients, [["Chat-Edit", `<${targetMid}>`]]);
   }
 
   /** A request to delete our messages `targetMids` for everyone (`Chat-Delete`, text 🚮). */
