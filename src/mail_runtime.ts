@@ -117,9 +117,11 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     outgoing: {
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
-      renderReaction: (target, reaction, to) => m.composer.renderReaction(target, reaction, to),
-      renderEdit: (target, text, to) => m.composer.renderEdit(target, text, to),
-      renderDeleteRequest: (targets, to) => m.composer.renderDeleteRequest(targets, to),
+      renderReaction: (target, reaction, to, timer) =>
+        m.composer.renderReaction(target, reaction, to, timer),
+      renderEdit: (target, text, to, timer) => m.composer.renderEdit(target, text, to, timer),
+      renderDeleteRequest: (targets, to, timer) =>
+        m.composer.renderDeleteRequest(targets, to, timer),
       oweReadReceipts: (messages) => {
         for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
       },

@@ -47,17 +47,20 @@ export interface OutgoingRenderer {
     targetMid: string,
     reaction: string,
     recipients: readonly ContactRecord[],
+    ephemeralTimer: number,
   ): Promise<RenderedMail>;
   /** Renders an edit of our message `targetMid` (see `MailComposer.renderEdit`). */
   renderEdit?(
     targetMid: string,
     text: string,
     recipients: readonly ContactRecord[],
+    ephemeralTimer: number,
   ): Promise<RenderedMail>;
   /** Renders a delete-for-everyone request for our messages (`MailComposer`). */
   renderDeleteRequest?(
     targetMids: readonly string[],
     recipients: readonly ContactRecord[],
+    ephemeralTimer: number,
   ): Promise<RenderedMail>;
 }
 

@@ -171,6 +171,20 @@ export class Chats {
       this.ctx.store.chats.memberIds(chat.id).includes(ContactId.SELF);
   }
 
+  /**
+   * Follows the disappearing-messages timer a chat's peer sent with a message (seconds, 0 off):
+   * stored, so our mails to the chat carry it too, and `ChatEphemeralTimerModified` when it
+   * changed. Call it inside the transaction that stores the message.
+   */
+  applyPeerTimer(chatId: number, seconds: number): void {
+    const chat = this.ctx.store.chats.get(chatId);
+    if (chat === undefined || chat.ephemeralTimer === seconds) return;
+    this.ctx.tx.run((emit) => {
+      this.ctx.store.chats.setEphemeralTimer(chatId, seconds);
+      emit({ kind: "ChatEphemeralTimerModified", chatId, timer: seconds });
+    });
+  }
+
   /** The contacts a message to this chat goes to (every member but self). */
   recipients(chat: ChatRecord): ContactRecord[] {
     return this.ctx.store.chats.memberIds(chat.id)

@@ -43,6 +43,14 @@ export function withQuote(quote: string, text: string): string {
   return `${lines.join("\n")}\n\n${text}`;
 }
 
+/**
+ * `Ephemeral-Timer` for a chat whose peer turned disappearing messages on: Delta Chat reads a
+ * mail without it as "timer off" and would turn the peer's setting off (receive_imf.rs).
+ */
+function timerHeader(seconds: number): [string, string][] {
+  return seconds > 0 ? [["Ephemeral-Timer", String(seconds)]] : [];
+}
+
 /** Builds the mails of one account. */
 export class MailComposer {
   constructor(
@@ -92,7 +100,7 @@ export class MailComposer {
   /** Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. */
   async renderChat(
     draft: OutgoingDraft,
-    _chat: ChatRecord,
+    chat: ChatRecord,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
@@ -104,6 +112,7 @@ export class MailComposer {
     if (draft.inReplyTo !== "") {
       extra.push(["In-Reply-To", `<${draft.inReplyTo}>`], ["References", `<${draft.inReplyTo}>`]);
     }
+    extra.push(...timerHeader(chat.ephemeralTimer));
     const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
@@ -132,11 +141,13 @@ export class MailComposer {
     targetMid: string,
     reaction: string,
     recipients: readonly ContactRecord[],
+    ephemeralTimer = 0,
   ): Promise<RenderedMail> {
     return this.#renderControl(reaction, recipients, [
       ["Content-Disposition", "reaction"],
       ["In-Reply-To", `<${targetMid}>`],
       ["References", `<${targetMid}>`],
+      ...timerHeader(ephemeralTimer),
     ]);
   }
 
@@ -145,18 +156,26 @@ export class MailComposer {
     targetMid: string,
     text: string,
     recipients: readonly ContactRecord[],
+    ephemeralTimer = 0,
   ): Promise<RenderedMail> {
     const edited = EDITED_PREFIX + escapeFooterMarks(text);
-    return this.#renderControl(edited, recipients, [["Chat-Edit", `<${targetMid}>`]]);
+    return this.#renderControl(edited, recipients, [
+      ["Chat-Edit", `<${targetMid}>`],
+      ...timerHeader(ephemeralTimer),
+    ]);
   }
 
   /** A request to delete our messages `targetMids` for everyone (`Chat-Delete`, text 🚮). */
   renderDeleteRequest(
     targetMids: readonly string[],
     recipients: readonly ContactRecord[],
+    ephemeralTimer = 0,
   ): Promise<RenderedMail> {
     const list = targetMids.map((id) => `<${id}>`).join(" ");
-    return this.#renderControl("🚮", recipients, [["Chat-Delete", list]]);
+    return this.#renderControl("🚮", recipients, [
+      ["Chat-Delete", list],
+      ...timerHeader(ephemeralTimer),
+    ]);
   }
 
   /** A mail that acts on earlier messages: `text` plus the headers that say how. */

@@ -16,12 +16,14 @@ export type RenderEditFn = (
   targetMid: string,
   text: string,
   recipients: readonly ContactRecord[],
+  ephemeralTimer: number,
 ) => Promise<RenderedMail>;
 
 /** Renders a delete request (the daemon's: `MailComposer.renderDeleteRequest`). */
 export type RenderDeleteFn = (
   targetMids: readonly string[],
   recipients: readonly ContactRecord[],
+  ephemeralTimer: number,
 ) => Promise<RenderedMail>;
 
 /** Edits and deletes our messages for everyone. */
@@ -54,8 +56,9 @@ export class MessageEdits {
     if (m.text === "") throw new GatewayError(`cannot edit message ${id}: it has no text`);
     if (text.trim() === "") throw new GatewayError("the edited text cannot be empty");
     if (text === m.text) return;
-    const recipients = this.#messages.sendRecipients(this.#chats.require(m.chatId));
-    const mail = await render(m.rfc724Mid, text, recipients);
+    const chat = this.#chats.require(m.chatId);
+    const recipients = this.#messages.sendRecipients(chat);
+    const mail = await render(m.rfc724Mid, text, recipients, chat.ephemeralTimer);
     this.ctx.tx.run((emit) => {
       this.ctx.store.msgs.editText(m.id, text);
       this.#messages.enqueueMail(mail);
@@ -75,8 +78,9 @@ export class MessageEdits {
     }
     const mails: RenderedMail[] = [];
     for (const [chatId, msgs] of byChat) {
-      const recipients = this.#messages.sendRecipients(this.#chats.require(chatId));
-      mails.push(await render(msgs.map((m) => m.rfc724Mid), recipients));
+      const chat = this.#chats.require(chatId);
+      const recipients = this.#messages.sendRecipients(chat);
+      mails.push(await render(msgs.map((m) => m.rfc724Mid), recipients, chat.ephemeralTimer));
     }
     this.ctx.tx.run(() => {
       for (const mail of mails) this.#messages.enqueueMail(mail);

@@ -16,6 +16,7 @@ export type RenderReactionFn = (
   targetMid: string,
   reaction: string,
   recipients: readonly ContactRecord[],
+  ephemeralTimer: number,
 ) => Promise<RenderedMail>;
 
 /** Sends our reactions. */
@@ -43,7 +44,7 @@ export class Reactions {
     const chat = this.#chats.require(m.chatId);
     const recipients = this.#messages.sendRecipients(chat);
     const emoji = reactionOf(reaction);
-    const mail = await render(m.rfc724Mid, emoji, recipients);
+    const mail = await render(m.rfc724Mid, emoji, recipients, chat.ephemeralTimer);
     this.ctx.tx.run((emit) => {
       this.ctx.store.reactions.set(m.id, ContactId.SELF, emoji, nowSeconds(this.ctx));
       this.#messages.enqueueMail(mail);

@@ -175,6 +175,7 @@ export class Receiver {
     const result = this.deps.ctx.tx.run(() => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
       const { chatId } = this.#chats.getOrCreate1to1(contact.id);
+      this.#chats.applyPeerTimer(chatId, ephemeralTimerOf(mail));
       const result = storeIncoming(this.deps.ctx, {
         rfc724Mid: mail.messageId,
         chatId,
@@ -201,6 +202,13 @@ export class Receiver {
     });
     return { kind: "message", ...result };
   }
+}
+
+/** A chat message's `Ephemeral-Timer` in seconds; absent or unreadable → 0 (off), as Delta Chat. */
+export function ephemeralTimerOf(mail: ReadMail): number {
+  const value = mail.headers.get("ephemeral-timer")?.trim() ?? "";
+  const seconds = /^\d{1,10}$/.test(value) ? Number(value) : 0;
+  return seconds <= 0xffff_ffff ? seconds : 0;
 }
 
 /** True when a header names exactly `addr` (Chat-Disposition-Notification-To and the like). */

@@ -21,6 +21,7 @@ export type GatewayEvent =
   | { kind: "ReactionsChanged"; chatId: number; msgId: number; contactId: number }
   | { kind: "IncomingReaction"; chatId: number; contactId: number; msgId: number; reaction: string }
   | { kind: "ChatModified"; chatId: number }
+  | { kind: "ChatEphemeralTimerModified"; chatId: number; timer: number }
   | { kind: "ContactsChanged"; contactId: number | null }
   | {
     kind: "SecurejoinInviterProgress";

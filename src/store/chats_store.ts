@@ -19,6 +19,8 @@ export interface ChatRecord {
   readonly createdAt: number;
   readonly archived: boolean;
   readonly muted: boolean;
+  /** Disappearing-messages timer in seconds as the peer set it (`Ephemeral-Timer`); 0 off. */
+  readonly ephemeralTimer: number;
 }
 
 /** Fields of a new chat. */
@@ -48,9 +50,11 @@ interface ChatRow {
   created_at: number;
   archived: number;
   muted: number;
+  ephemeral_timer: number;
 }
 
-const SELECT = "SELECT id, type, name, contact_id, grpid, created_at, archived, muted FROM chats";
+const COLUMNS = "id, type, name, contact_id, grpid, created_at, archived, muted, ephemeral_timer";
+const SELECT = `SELECT ${COLUMNS} FROM chats`;
 
 function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
   return row && {
@@ -62,6 +66,7 @@ function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
     createdAt: row.created_at,
     archived: row.archived !== 0,
     muted: row.muted !== 0,
+    ephemeralTimer: row.ephemeral_timer,
   };
 }
 
@@ -141,6 +146,11 @@ export class ChatsStore {
     this.db.run("UPDATE chats SET muted = ? WHERE id = ?", muted ? 1 : 0, id);
   }
 
+  /** Sets the disappearing-messages timer (seconds, 0 off). */
+  setEphemeralTimer(id: number, seconds: number): void {
+    this.db.run("UPDATE chats SET ephemeral_timer = ? WHERE id = ?", seconds, id);
+  }
+
   /**
    * Chats ordered by newest activity first: the sort timestamp of the newest visible message,
    * or the creation time of a chat without one; ties by newest message, then newest chat.
@@ -151,7 +161,7 @@ export class ChatsStore {
       : "AND c.id IN (SELECT chat_id FROM chat_contacts WHERE contact_id = ?)";
     const params = filter.contactId === undefined ? [] : [filter.contactId];
     return this.db.all<ChatRow>(
-      `SELECT c.id, c.type, c.name, c.contact_id, c.grpid, c.created_at, c.archived, c.muted
+      `SELECT ${COLUMNS.split(", ").map((c) => `c.${c}`).join(", ")}
        FROM chats c
        LEFT JOIN (SELECT chat_id, max(timestamp) AS ts, max(id) AS last_id FROM msgs
                   WHERE hidden = 0 GROUP BY chat_id) m ON m.chat_id = c.id

@@ -179,4 +179,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE msgs ADD COLUMN system_type TEXT NOT NULL DEFAULT '';
   `,
+  // 6: a chat's disappearing-messages timer as its peer set it (Delta Chat's Ephemeral-Timer,
+  // seconds; 0 off), echoed on our messages so a reply never turns the peer's setting off.
+  `
+  ALTER TABLE chats ADD COLUMN ephemeral_timer INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

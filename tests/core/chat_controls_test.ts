@@ -225,5 +225,21 @@ Deno.test("a system message (Chat-Content, group changes) is an info message, no
     "EphemeralTimerChanged",
     false,
   ]);
-  assert.deepEqual(b.sink.take(), [{ kind: "MsgsChanged", chatId: bChat, msgId: got.msgId }]);
+  assert.deepEqual(b.sink.take(), [
+    { kind: "ChatEphemeralTimerModified", chatId: bChat, timer: 86400 },
+    { kind: "MsgsChanged", chatId: bChat, msgId: got.msgId },
+  ]);
+});
+
+Deno.test("the peer's disappearing-messages timer is followed and echoed on our replies", async () => {
+  const { a, b, aChat, bChat } = await trio();
+  await b.receiver.receive(await control(a, b, "timer on", [["Ephemeral-Timer", "3600"]]));
+  assert.equal(b.store.chats.get(bChat)!.ephemeralTimer, 3600);
+  assert.equal(a.store.chats.get(aChat)!.ephemeralTimer, 0);
+  // Bob's reply carries it: Alice's side reads 3600 from it (without the echo it would read 0).
+  await chat(b, bChat, a, "ok");
+  assert.equal(a.store.chats.get(aChat)!.ephemeralTimer, 3600);
+  // A message without the header turns it off again (as Delta Chat reads it).
+  await b.receiver.receive(await control(a, b, "timer off", []));
+  assert.equal(b.store.chats.get(bChat)!.ephemeralTimer, 0);
 });

@@ -4,7 +4,8 @@
  * Delta Chat's https invite, (c) text both ways, (d) files both ways with identical bytes,
  * including a large file Delta Chat splits into pre- and post-message, (e) Delta Chat's read
  * receipt moves our message to 28 with MsgRead, (f) what is done to messages after sending, both
- * ways: reactions, a reply quoting ours, edits and deletes for everyone.
+ * ways: reactions, a reply quoting ours, edits and deletes for everyone, (g) Delta Chat's
+ * disappearing-messages timer is followed and echoed, never turned off by our replies.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -310,6 +311,52 @@ Deno.test({
         ]);
         assert.deepEqual(await Deno.readFile(m.file!), bytes, `bytes of the ${size}-byte file`);
       }
+
+      // (g) Delta Chat turns disappearing messages on: the gateway follows, marks the notice as
+      // an info message, and its reply and reaction keep the timer on (without the echo, Delta
+      // Chat would read them as "timer off").
+      let gwFromT = gw.events.length;
+      await dc.call("set_chat_ephemeral_timer", dc.accountId, dcChat, 3600);
+      await gw.waitForEvent(
+        (e) => e.event.kind === "ChatEphemeralTimerModified" && e.event.timer === 3600,
+        30_000,
+        gwFromT,
+      );
+      assert.equal(await gw.call("get_chat_ephemeral_timer", 1, gwChat), 3600);
+      const notice = gw.events.slice(gwFromT).find((e) => e.event.kind === "MsgsChanged");
+      const noticeMsg = await gw.call<{ isInfo: boolean; systemMessageType: string }>(
+        "get_message",
+        1,
+        notice!.event.msgId,
+      );
+      assert.deepEqual([noticeMsg.isInfo, noticeMsg.systemMessageType], [
+        true,
+        "EphemeralTimerChanged",
+      ]);
+      // Delta Chat writes on with the timer on; the gateway's reply to that (References) would
+      // turn the timer off without the echo. Delta Chat ignores a timer from a mail that is not
+      // newer (Date, in seconds) than its own change, so the reply waits a moment.
+      gwFromT = gw.events.length;
+      await dc.call("send_msg", dc.accountId, dcChat, { text: "this will disappear" });
+      await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFromT);
+      await new Promise((r) => setTimeout(r, 2_000));
+      const dcFromT = dc.events.length;
+      await gw.call("send_msg", 1, gwChat, { text: "noted" });
+      await dc.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, dcFromT);
+      await gw.call("send_reaction", 1, sent, ["👌"]);
+      await dc.waitForEvent(
+        (e) => e.event.kind === "ReactionsChanged" || e.event.kind === "IncomingReaction",
+        30_000,
+        dcFromT,
+      );
+      assert.equal(await dc.call("get_chat_ephemeral_timer", dc.accountId, dcChat), 3600);
+      gwFromT = gw.events.length;
+      await dc.call("set_chat_ephemeral_timer", dc.accountId, dcChat, 0);
+      await gw.waitForEvent(
+        (e) => e.event.kind === "ChatEphemeralTimerModified" && e.event.timer === 0,
+        30_000,
+        gwFromT,
+      );
     } catch (err) {
       await dumpOnFailure(relay, gw, dc, err);
     }

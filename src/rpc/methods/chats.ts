@@ -140,11 +140,23 @@ export const getFullChatById: MethodEntry = {
       freshMessageCounter: summary.freshCount,
       selfInGroup: selfIn,
       canSend: selfIn,
-      ephemeralTimer: 0,
+      ephemeralTimer: summary.chat.ephemeralTimer,
       wasSeenRecently: peer !== undefined && seenRecently(peer.lastSeen),
       mailingListAddress: null,
     };
   },
+};
+
+/**
+ * `get_chat_ephemeral_timer [account_id, chat_id]` → seconds after which messages of the chat
+ * disappear, as its peer set it (0: off). Our messages to the chat carry the same value.
+ */
+export const getChatEphemeralTimer: MethodEntry = {
+  name: "get_chat_ephemeral_timer",
+  summary: "The chat's disappearing-messages timer in seconds as its peer set it (0: off).",
+  params: [ACCOUNT_PARAM, CHAT_ID],
+  result: { type: "u32", description: "Seconds; 0 when off." },
+  handler: (s, [, id]) => new Chats(contextOf(s)).require(id as number).ephemeralTimer,
 };
 
 /** The chat methods, in documentation order. */
@@ -155,6 +167,7 @@ export const CHAT_METHODS: readonly MethodEntry[] = [
   getChatlistItemsByEntries,
   getBasicChatInfo,
   getFullChatById,
+  getChatEphemeralTimer,
 ];
 /** The same list under the name every messaging method file exports. */
 export const MESSAGING_METHODS = CHAT_METHODS;

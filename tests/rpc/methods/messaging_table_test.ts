@@ -18,6 +18,7 @@ Deno.test("the messaging method files export the SPEC and Delta Chat methods, un
     "get_chatlist_items_by_entries",
     "get_basic_chat_info",
     "get_full_chat_by_id",
+    "get_chat_ephemeral_timer",
   ]);
   assert.deepEqual(messages.MESSAGING_METHODS.map((e) => e.name), [
     "send_msg",
