@@ -4,7 +4,7 @@
  * a delete request (`Chat-Delete`). Pure: a read mail in, what it asks for out.
  */
 import { leaves, partText } from "../mime/parser.ts";
-import { simplifyText } from "./chat_text.ts";
+import { removeFooter, simplifyText } from "./chat_text.ts";
 import { type ReadMail, stripAngles } from "./mail_reader.ts";
 
 /** Delta Chat prefixes edited text with this, for mail clients that do not know `Chat-Edit`. */
@@ -27,12 +27,13 @@ export function reactionOf(text: string): string {
 
 /** What `mail` asks for, or undefined when it is an ordinary chat message. */
 export function chatControl(mail: ReadMail): ChatControl | undefined {
-  const chatMessage = mail.headers.get("chat-version") !== undefined;
   const editOf = stripAngles(mail.headers.get("chat-edit"));
   const textPart = leaves(mail.content).find((p) => p.contentType.value === "text/plain");
-  const text = textPart ? partText(textPart).replace(/\r\n/g, "\n") : "";
+  // Decoded only for a mail that is a control mail: every chat message passes through here.
+  const text = () => textPart ? partText(textPart).replace(/\r\n/g, "\n") : "";
   if (editOf !== "") {
-    const edited = simplifyText(text, chatMessage).text;
+    const chatMessage = mail.headers.get("chat-version") !== undefined;
+    const edited = simplifyText(text(), chatMessage).text;
     const plain = edited.startsWith(EDITED_PREFIX) ? edited.slice(EDITED_PREFIX.length) : edited;
     return { kind: "edit", target: editOf, text: plain };
   }
@@ -43,7 +44,7 @@ export function chatControl(mail: ReadMail): ChatControl | undefined {
   }
   if (textPart?.disposition?.value === "reaction") {
     const target = stripAngles(mail.headers.get("in-reply-to")?.trim().split(/\s+/)[0]);
-    return { kind: "reaction", target, reaction: reactionOf(simplifyText(text, false).text) };
+    return { kind: "reaction", target, reaction: reactionOf(removeFooter(text())) };
   }
   return undefined;
 }

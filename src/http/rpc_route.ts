@@ -68,6 +68,11 @@ function send(reply: RpcReply): Response {
   }
 }
 
+/** `send` for a reply that may still be coming. */
+function sendReply(reply: RpcReply | Promise<RpcReply>): Response | Promise<Response> {
+  return reply instanceof Promise ? reply.then(send) : send(reply);
+}
+
 /** The 415 answer, once the unread body is discarded. */
 async function unsupportedType(req: Request, type: string | null): Promise<Response> {
   try {
@@ -104,17 +109,11 @@ export function rpcRequestHandler(
   methods: MethodTable,
   onFailure: (err: unknown) => Response,
 ): RpcRequestHandler {
-  const answer = (value: unknown): Response | Promise<Response> => {
-    const reply = dispatchJson(value, services, methods);
-    return reply instanceof Promise ? reply.then(send) : send(reply);
-  };
+  const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : onFailure(err);
-  const answerLimited = (body: LimitedBody): Response | Promise<Response> => {
-    if (!body.ok) return tooLarge(body);
-    const reply = dispatchText(utf8.decode(body.bytes), services, methods);
-    return reply instanceof Promise ? reply.then(send) : send(reply);
-  };
+  const answerLimited = (body: LimitedBody): Response | Promise<Response> =>
+    body.ok ? sendReply(dispatchText(utf8.decode(body.bytes), services, methods)) : tooLarge(body);
   return (req: Request): Promise<Response> => {
     try {
       const type = req.headers.get("content-type");
