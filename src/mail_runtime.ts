@@ -117,11 +117,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     outgoing: {
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
       queued: () => smtp.wake(),
-      renderReaction: (target, reaction, to, timer) =>
-        m.composer.renderReaction(target, reaction, to, timer),
-      renderEdit: (target, text, to, timer) => m.composer.renderEdit(target, text, to, timer),
-      renderDeleteRequest: (targets, to, timer) =>
-        m.composer.renderDeleteRequest(targets, to, timer),
+      renderControl: (control, to, timer) => m.composer.renderControl(control, to, timer),
       oweReadReceipts: (messages) => {
         for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
       },

@@ -3,6 +3,7 @@
  * methods. Only interfaces live here, so every layer depends on this file and not on each other.
  */
 import type { GatewayConfig } from "./config.ts";
+import type { ChatControl } from "./core/chat_control.ts";
 import type { OutgoingDraft, RenderedMail } from "./core/messages.ts";
 import type { EventSink } from "./events/types.ts";
 import type { SecureJoinService } from "./securejoin/mod.ts";
@@ -42,23 +43,9 @@ export interface OutgoingRenderer {
    * change and the receipts owed commit together or not at all.
    */
   oweReadReceipts?(messages: readonly MessageRecord[]): void;
-  /** Renders our reaction to the message `targetMid` for `recipients` (see `MailComposer`). */
-  renderReaction?(
-    targetMid: string,
-    reaction: string,
-    recipients: readonly ContactRecord[],
-    ephemeralTimer: number,
-  ): Promise<RenderedMail>;
-  /** Renders an edit of our message `targetMid` (see `MailComposer.renderEdit`). */
-  renderEdit?(
-    targetMid: string,
-    text: string,
-    recipients: readonly ContactRecord[],
-    ephemeralTimer: number,
-  ): Promise<RenderedMail>;
-  /** Renders a delete-for-everyone request for our messages (`MailComposer`). */
-  renderDeleteRequest?(
-    targetMids: readonly string[],
+  /** Renders a reaction, edit or delete request of ours (`MailComposer.renderControl`). */
+  renderControl?(
+    control: ChatControl,
     recipients: readonly ContactRecord[],
     ephemeralTimer: number,
   ): Promise<RenderedMail>;

@@ -5,7 +5,16 @@
  */
 import { leaves, partText } from "../mime/parser.ts";
 import { removeFooter, simplifyText } from "./chat_text.ts";
+import type { ContactRecord } from "../store/mod.ts";
 import { type ReadMail, stripAngles } from "./mail_reader.ts";
+import type { RenderedMail } from "./messages.ts";
+
+/** Renders one of our control mails for the chat's members (`MailComposer.renderControl`). */
+export type RenderControlFn = (
+  control: ChatControl,
+  recipients: readonly ContactRecord[],
+  ephemeralTimer: number,
+) => Promise<RenderedMail>;
 
 /** Delta Chat prefixes edited text with this, for mail clients that do not know `Chat-Edit`. */
 export const EDITED_PREFIX = "✏️";

@@ -15,7 +15,7 @@ import {
 } from "../mime/factory.ts";
 import { newToken } from "../securejoin/invite.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
-import { EDITED_PREFIX } from "./chat_control.ts";
+import { type ChatControl, EDITED_PREFIX } from "./chat_control.ts";
 import { escapeFooterMarks } from "./chat_text.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
@@ -49,6 +49,22 @@ export function withQuote(quote: string, text: string): string {
  */
 function timerHeader(seconds: number): [string, string][] {
   return seconds > 0 ? [["Ephemeral-Timer", String(seconds)]] : [];
+}
+
+/** The text and headers of a control mail. */
+function controlParts(c: ChatControl): [string, [string, string][]] {
+  switch (c.kind) {
+    case "reaction":
+      return [c.reaction, [
+        ["Content-Disposition", "reaction"],
+        ["In-Reply-To", `<${c.target}>`],
+        ["References", `<${c.target}>`],
+      ]];
+    case "edit":
+      return [EDITED_PREFIX + escapeFooterMarks(c.text), [["Chat-Edit", `<${c.target}>`]]];
+    case "delete":
+      return ["🚮", [["Chat-Delete", c.targets.map((id) => `<${id}>`).join(" ")]]];
+  }
 }
 
 /** Builds the mails of one account. */
@@ -134,56 +150,18 @@ export class MailComposer {
   }
 
   /**
-   * A reaction (RFC 9078, as Delta Chat sends it): a text part `Content-Disposition: reaction`
-   * whose body is the emoji ('' removes ours), aimed at `targetMid` by `In-Reply-To`.
+   * A mail that acts on earlier messages, as Delta Chat sends it (the same `ChatControl` the
+   * receiving side parses): a reaction (RFC 9078: a text part `Content-Disposition: reaction`
+   * whose body is the emoji, '' removing ours, aimed by `In-Reply-To`), an edit (`Chat-Edit`,
+   * text with the ✏️ prefix) or a delete request (`Chat-Delete`, text 🚮). `ephemeralTimer`: the
+   * chat's, echoed (see `timerHeader`).
    */
-  renderReaction(
-    targetMid: string,
-    reaction: string,
+  async renderControl(
+    control: ChatControl,
     recipients: readonly ContactRecord[],
-    ephemeralTimer = 0,
+    ephemeralTimer: number,
   ): Promise<RenderedMail> {
-    return this.#renderControl(reaction, recipients, [
-      ["Content-Disposition", "reaction"],
-      ["In-Reply-To", `<${targetMid}>`],
-      ["References", `<${targetMid}>`],
-      ...timerHeader(ephemeralTimer),
-    ]);
-  }
-
-  /** An edit of our message `targetMid` (`Chat-Edit`; the text carries Delta Chat's ✏️ prefix). */
-  renderEdit(
-    targetMid: string,
-    text: string,
-    recipients: readonly ContactRecord[],
-    ephemeralTimer = 0,
-  ): Promise<RenderedMail> {
-    const edited = EDITED_PREFIX + escapeFooterMarks(text);
-    return this.#renderControl(edited, recipients, [
-      ["Chat-Edit", `<${targetMid}>`],
-      ...timerHeader(ephemeralTimer),
-    ]);
-  }
-
-  /** A request to delete our messages `targetMids` for everyone (`Chat-Delete`, text 🚮). */
-  renderDeleteRequest(
-    targetMids: readonly string[],
-    recipients: readonly ContactRecord[],
-    ephemeralTimer = 0,
-  ): Promise<RenderedMail> {
-    const list = targetMids.map((id) => `<${id}>`).join(" ");
-    return this.#renderControl("🚮", recipients, [
-      ["Chat-Delete", list],
-      ...timerHeader(ephemeralTimer),
-    ]);
-  }
-
-  /** A mail that acts on earlier messages: `text` plus the headers that say how. */
-  async #renderControl(
-    text: string,
-    recipients: readonly ContactRecord[],
-    extra: [string, string][],
-  ): Promise<RenderedMail> {
+    const [text, extra] = controlParts(control);
     const messageId = this.newMessageId();
     const to = recipients.map(recipientOf);
     const inner = renderChatMessage({
@@ -193,7 +171,7 @@ export class MailComposer {
       date: new Date(),
       subject: `Message from ${this.self.name || this.self.addr}`,
       autocryptKey: this.self.publicKey,
-      extra,
+      extra: [...extra, ...timerHeader(ephemeralTimer)],
       text,
     });
     return await this.seal(inner, to, messageId);

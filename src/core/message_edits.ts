@@ -6,25 +6,11 @@
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
-import type { ContactRecord, MessageRecord } from "../store/mod.ts";
+import type { MessageRecord } from "../store/mod.ts";
+import type { RenderControlFn } from "./chat_control.ts";
 import { Chats } from "./chats.ts";
 import type { CoreContext } from "./context.ts";
 import { Messages, type RenderedMail } from "./messages.ts";
-
-/** Renders an edit mail (the daemon's: `MailComposer.renderEdit`). */
-export type RenderEditFn = (
-  targetMid: string,
-  text: string,
-  recipients: readonly ContactRecord[],
-  ephemeralTimer: number,
-) => Promise<RenderedMail>;
-
-/** Renders a delete request (the daemon's: `MailComposer.renderDeleteRequest`). */
-export type RenderDeleteFn = (
-  targetMids: readonly string[],
-  recipients: readonly ContactRecord[],
-  ephemeralTimer: number,
-) => Promise<RenderedMail>;
 
 /** Edits and deletes our messages for everyone. */
 export class MessageEdits {
@@ -51,14 +37,15 @@ export class MessageEdits {
    * (`MsgsChanged` after the commit). Like Delta Chat: only a message that has text, and only
    * with a text that is not empty.
    */
-  async sendEdit(id: number, text: string, render: RenderEditFn): Promise<void> {
+  async sendEdit(id: number, text: string, render: RenderControlFn): Promise<void> {
     const m = this.#own(id, "edit");
     if (m.text === "") throw new GatewayError(`cannot edit message ${id}: it has no text`);
     if (text.trim() === "") throw new GatewayError("the edited text cannot be empty");
     if (text === m.text) return;
     const chat = this.#chats.require(m.chatId);
     const recipients = this.#messages.sendRecipients(chat);
-    const mail = await render(m.rfc724Mid, text, recipients, chat.ephemeralTimer);
+    const control = { kind: "edit", target: m.rfc724Mid, text } as const;
+    const mail = await render(control, recipients, chat.ephemeralTimer);
     this.ctx.tx.run((emit) => {
       this.ctx.store.msgs.editText(m.id, text);
       this.#messages.enqueueMail(mail);
@@ -70,7 +57,7 @@ export class MessageEdits {
    * Deletes our messages `ids` here and asks each chat's members to delete them too (one request
    * per chat). Any id that is not one of our sent messages → -1 and nothing happens.
    */
-  async deleteForAll(ids: readonly number[], render: RenderDeleteFn): Promise<void> {
+  async deleteForAll(ids: readonly number[], render: RenderControlFn): Promise<void> {
     const byChat = new Map<number, MessageRecord[]>();
     for (const id of new Set(ids)) {
       const m = this.#own(id, "delete for everyone");
@@ -80,7 +67,8 @@ export class MessageEdits {
     for (const [chatId, msgs] of byChat) {
       const chat = this.#chats.require(chatId);
       const recipients = this.#messages.sendRecipients(chat);
-      mails.push(await render(msgs.map((m) => m.rfc724Mid), recipients, chat.ephemeralTimer));
+      const control = { kind: "delete", targets: msgs.map((m) => m.rfc724Mid) } as const;
+      mails.push(await render(control, recipients, chat.ephemeralTimer));
     }
     this.ctx.tx.run(() => {
       for (const mail of mails) this.#messages.enqueueMail(mail);

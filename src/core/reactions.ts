@@ -5,19 +5,10 @@
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
-import type { ContactRecord } from "../store/mod.ts";
-import { reactionOf } from "./chat_control.ts";
+import { reactionOf, type RenderControlFn } from "./chat_control.ts";
 import { Chats } from "./chats.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
-import { Messages, type RenderedMail } from "./messages.ts";
-
-/** Renders a reaction mail (the daemon's: `MailComposer.renderReaction`). */
-export type RenderReactionFn = (
-  targetMid: string,
-  reaction: string,
-  recipients: readonly ContactRecord[],
-  ephemeralTimer: number,
-) => Promise<RenderedMail>;
+import { Messages } from "./messages.ts";
 
 /** Sends our reactions. */
 export class Reactions {
@@ -35,7 +26,7 @@ export class Reactions {
    * after the commit. Unknown message → -1; a hidden or info message, or a chat we cannot send
    * to, → -1 with the reason.
    */
-  async send(msgId: number, reaction: string, render: RenderReactionFn): Promise<void> {
+  async send(msgId: number, reaction: string, render: RenderControlFn): Promise<void> {
     const m = this.#messages.get(msgId);
     if (m === undefined) throw new NotFoundError(`message ${msgId} not found`);
     if (m.hidden || m.isInfo || m.rfc724Mid === "") {
@@ -44,7 +35,8 @@ export class Reactions {
     const chat = this.#chats.require(m.chatId);
     const recipients = this.#messages.sendRecipients(chat);
     const emoji = reactionOf(reaction);
-    const mail = await render(m.rfc724Mid, emoji, recipients, chat.ephemeralTimer);
+    const control = { kind: "reaction", target: m.rfc724Mid, reaction: emoji } as const;
+    const mail = await render(control, recipients, chat.ephemeralTimer);
     this.ctx.tx.run((emit) => {
       this.ctx.store.reactions.set(m.id, ContactId.SELF, emoji, nowSeconds(this.ctx));
       this.#messages.enqueueMail(mail);

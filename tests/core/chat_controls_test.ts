@@ -3,7 +3,9 @@
  * real keys): who may do what, the stored result, and the events.
  */
 import assert from "node:assert/strict";
+import type { ChatControl } from "../../src/core/chat_control.ts";
 import { Chats } from "../../src/core/chats.ts";
+import type { ContactRecord } from "../../src/store/mod.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
 import { MessageEdits } from "../../src/core/message_edits.ts";
 import { Messages } from "../../src/core/messages.ts";
@@ -134,10 +136,10 @@ Deno.test("a reply's quote is kept apart from its text", async () => {
   assert.equal(m.quote, "what Bob said");
 });
 
-Deno.test("our reaction mail is read back as a reaction by the peer (renderReaction → receive)", async () => {
+Deno.test("our reaction mail is read back as a reaction by the peer (renderControl → receive)", async () => {
   const { a, b, bChat, aOnB } = await trio();
   const { sentId, gotId } = await chat(b, bChat, a, "ship it?");
-  await new Reactions(a.ctx).send(gotId, "🚀", (t, r, to) => a.composer.renderReaction(t, r, to));
+  await new Reactions(a.ctx).send(gotId, "🚀", (c, to, t) => a.composer.renderControl(c, to, t));
   assert.deepEqual(a.store.reactions.forMessage(gotId).map((r) => [r.contactId, r.reaction]), [
     [1, "🚀"],
   ]);
@@ -163,7 +165,9 @@ Deno.test("our edit and delete-for-everyone mails are applied by the peer", asyn
   const { sentId, gotId } = await chat(a, aChat, b, "draft");
   const edits = new MessageEdits(a.ctx);
   const queued = () => a.store.outbox.due(Date.now() + 1000).filter((r) => r.msgId === 0);
-  await edits.sendEdit(sentId, "final", (t, x, to) => a.composer.renderEdit(t, x, to));
+  const render = (c: ChatControl, to: readonly ContactRecord[], t: number) =>
+    a.composer.renderControl(c, to, t);
+  await edits.sendEdit(sentId, "final", render);
   assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
     kind: "control",
     action: "edit",
@@ -173,7 +177,7 @@ Deno.test("our edit and delete-for-everyone mails are applied by the peer", asyn
     "final",
     true,
   ]);
-  await edits.deleteForAll([sentId], (t, to) => a.composer.renderDeleteRequest(t, to));
+  await edits.deleteForAll([sentId], render);
   assert.equal(a.store.msgs.get(sentId), undefined);
   assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
     kind: "control",

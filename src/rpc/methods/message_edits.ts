@@ -28,7 +28,7 @@ export const sendEditRequest: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, text]) {
-    const render = requireTransport(s.outgoing?.renderEdit);
+    const render = requireTransport(s.outgoing?.renderControl);
     await new MessageEdits(contextOf(s)).sendEdit(id as number, text as string, render);
     wake(s);
   },
@@ -48,7 +48,7 @@ export const deleteMessagesForAll: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, ids]) {
-    const render = requireTransport(s.outgoing?.renderDeleteRequest);
+    const render = requireTransport(s.outgoing?.renderControl);
     await new MessageEdits(contextOf(s)).deleteForAll(ids as number[], render);
     wake(s);
   },

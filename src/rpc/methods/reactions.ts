@@ -42,7 +42,7 @@ export const sendReaction: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, reaction]) {
-    const render = requireTransport(s.outgoing?.renderReaction);
+    const render = requireTransport(s.outgoing?.renderControl);
     await new Reactions(contextOf(s)).send(id as number, (reaction as string[]).join(" "), render);
     s.outgoing?.queued?.(0);
   },

@@ -18,8 +18,14 @@ function fakeOutgoing() {
     });
   const outgoing: OutgoingRenderer = {
     render: fakeRender(),
-    renderEdit: (target, text, to) => (asked.push(["edit", target, text]), mail(to)),
-    renderDeleteRequest: (targets, to) => (asked.push(["delete", [...targets]]), mail(to)),
+    renderControl: (c, to) => {
+      asked.push(
+        c.kind === "edit"
+          ? ["edit", c.target, c.text]
+          : ["delete", [...(c as { targets: readonly string[] }).targets]],
+      );
+      return mail(to);
+    },
   };
   return { outgoing, asked };
 }

@@ -11,7 +11,9 @@ function fakeOutgoing() {
   const asked: [string, string, string[]][] = [];
   const outgoing: OutgoingRenderer = {
     render: fakeRender(),
-    renderReaction: (target, reaction, to) => {
+    renderControl: (control, to) => {
+      assert.equal(control.kind, "reaction");
+      const { target, reaction } = control as { target: string; reaction: string };
       asked.push([target, reaction, to.map((c) => c.addr)]);
       return Promise.resolve({
         raw: new TextEncoder().encode(`reaction ${reaction}`),
