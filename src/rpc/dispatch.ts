@@ -77,18 +77,9 @@ export function parseErrorReply(err: unknown): RpcReply {
   return { status: 200, body };
 }
 
-/** Dispatches an already parsed request or batch (see `dispatch`). */
-export async function dispatchValue(
-  value: unknown,
-  services: Services,
-  methods: MethodTable,
-): Promise<RpcReply> {
-  return await dispatchJson(value, services, methods);
-}
-
 /**
- * `dispatchValue` without the promise when it is not needed (see `dispatchText`): for a body
- * already parsed, e.g. by `Request.json()`. Never throws.
+ * Dispatches an already parsed request or batch (e.g. by `Request.json()`), see `dispatch`;
+ * like `dispatchText`, without a promise when no handler returned one. Never throws.
  */
 export function dispatchJson(
   value: unknown,

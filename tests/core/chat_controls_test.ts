@@ -3,13 +3,10 @@
  * real keys): who may do what, the stored result, and the events.
  */
 import assert from "node:assert/strict";
-import type { ChatControl } from "../../src/core/chat_control.ts";
 import { Chats } from "../../src/core/chats.ts";
-import type { ContactRecord } from "../../src/store/mod.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
-import { MessageEdits } from "../../src/core/message_edits.ts";
 import { Messages } from "../../src/core/messages.ts";
-import { Reactions } from "../../src/core/reactions.ts";
+import { OutgoingControls } from "../../src/core/outgoing_controls.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
 import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
 
@@ -139,7 +136,8 @@ Deno.test("a reply's quote is kept apart from its text", async () => {
 Deno.test("our reaction mail is read back as a reaction by the peer (renderControl → receive)", async () => {
   const { a, b, bChat, aOnB } = await trio();
   const { sentId, gotId } = await chat(b, bChat, a, "ship it?");
-  await new Reactions(a.ctx).send(gotId, "🚀", (c, to, t) => a.composer.renderControl(c, to, t));
+  const controls = new OutgoingControls(a.ctx, (c, to, t) => a.composer.renderControl(c, to, t));
+  await controls.react(gotId, "🚀");
   assert.deepEqual(a.store.reactions.forMessage(gotId).map((r) => [r.contactId, r.reaction]), [
     [1, "🚀"],
   ]);
@@ -163,11 +161,9 @@ Deno.test("our reaction mail is read back as a reaction by the peer (renderContr
 Deno.test("our edit and delete-for-everyone mails are applied by the peer", async () => {
   const { a, b, aChat } = await trio();
   const { sentId, gotId } = await chat(a, aChat, b, "draft");
-  const edits = new MessageEdits(a.ctx);
+  const edits = new OutgoingControls(a.ctx, (c, to, t) => a.composer.renderControl(c, to, t));
   const queued = () => a.store.outbox.due(Date.now() + 1000).filter((r) => r.msgId === 0);
-  const render = (c: ChatControl, to: readonly ContactRecord[], t: number) =>
-    a.composer.renderControl(c, to, t);
-  await edits.sendEdit(sentId, "final", render);
+  await edits.edit(sentId, "final");
   assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
     kind: "control",
     action: "edit",
@@ -177,7 +173,7 @@ Deno.test("our edit and delete-for-everyone mails are applied by the peer", asyn
     "final",
     true,
   ]);
-  await edits.deleteForAll([sentId], render);
+  await edits.deleteForAll([sentId]);
   assert.equal(a.store.msgs.get(sentId), undefined);
   assert.deepEqual(await b.receiver.receive(queued().at(-1)!.raw), {
     kind: "control",

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/errors.ts";
 import { setLogSink } from "../../src/log.ts";
-import { dispatch, dispatchValue, toRpcError } from "../../src/rpc/dispatch.ts";
+import { dispatch, dispatchJson, toRpcError } from "../../src/rpc/dispatch.ts";
 import { fakeServices } from "./_fake_services.ts";
 import { calls, testMethods } from "./_test_methods.ts";
 
@@ -255,10 +255,10 @@ Deno.test("toRpcError() finds a permission error in the cause chain and logs int
   }
 });
 
-Deno.test("dispatchValue() takes an already parsed request", async () => {
+Deno.test("dispatchJson() takes an already parsed request", async () => {
   const services = fakeServices();
   try {
-    const reply = await dispatchValue(
+    const reply = await dispatchJson(
       { jsonrpc: "2.0", method: "echo", params: [[1]], id: 1 },
       services,
       methods,

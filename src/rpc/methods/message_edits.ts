@@ -1,10 +1,10 @@
 /**
  * Delta Chat's methods that change our sent messages for everyone: `send_edit_request` and
- * `delete_messages_for_all` (core/message_edits.ts). Edits and deletes peers send arrive by mail
+ * `delete_messages_for_all` (core/outgoing_controls.ts). Edits and deletes peers send arrive by mail
  * (core/chat_controls.ts).
  */
 import { contextOf } from "../../core/context.ts";
-import { MessageEdits } from "../../core/message_edits.ts";
+import { OutgoingControls } from "../../core/outgoing_controls.ts";
 import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { requireTransport } from "./transport.ts";
@@ -29,7 +29,7 @@ export const sendEditRequest: MethodEntry = {
   void: true,
   async handler(s, [, id, text]) {
     const render = requireTransport(s.outgoing?.renderControl);
-    await new MessageEdits(contextOf(s)).sendEdit(id as number, text as string, render);
+    await new OutgoingControls(contextOf(s), render).edit(id as number, text as string);
     wake(s);
   },
 };
@@ -49,7 +49,7 @@ export const deleteMessagesForAll: MethodEntry = {
   void: true,
   async handler(s, [, ids]) {
     const render = requireTransport(s.outgoing?.renderControl);
-    await new MessageEdits(contextOf(s)).deleteForAll(ids as number[], render);
+    await new OutgoingControls(contextOf(s), render).deleteForAll(ids as number[]);
     wake(s);
   },
 };

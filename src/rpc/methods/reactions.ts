@@ -4,7 +4,7 @@
  */
 import { contextOf } from "../../core/context.ts";
 import { Messages } from "../../core/messages.ts";
-import { Reactions } from "../../core/reactions.ts";
+import { OutgoingControls } from "../../core/outgoing_controls.ts";
 import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { toReactionsObject } from "../types.ts";
@@ -43,7 +43,10 @@ export const sendReaction: MethodEntry = {
   void: true,
   async handler(s, [, id, reaction]) {
     const render = requireTransport(s.outgoing?.renderControl);
-    await new Reactions(contextOf(s)).send(id as number, (reaction as string[]).join(" "), render);
+    await new OutgoingControls(contextOf(s), render).react(
+      id as number,
+      (reaction as string[]).join(" "),
+    );
     s.outgoing?.queued?.(0);
   },
 };
