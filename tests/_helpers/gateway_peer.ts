@@ -7,6 +7,7 @@ import { type DaemonProcess, spawnDaemon } from "./daemon.ts";
 import type { Relay } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 import { poll } from "./poll.ts";
+import { SseParser } from "../../src/cli/sse_client.ts";
 
 /** One event as received on /events. */
 export interface GatewayEvent {
@@ -64,27 +65,21 @@ export class GatewayPeer implements AsyncDisposable {
   async #subscribe(): Promise<void> {
     const res = await fetch(`${this.daemon.url}/events`, { signal: this.#sse.signal });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const parser = new SseParser(); // the CLI's own parser
     (async () => {
-      let buf = "";
       try {
         while (true) {
           const { value, done } = await reader.read();
           if (done) return;
-          buf += value;
-          let i;
-          while ((i = buf.indexOf("\n\n")) >= 0) {
-            const frame = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            const data = frame.split("\n").find((l) => l.startsWith("data: "));
-            const id = frame.split("\n").find((l) => l.startsWith("id: "));
-            if (!data) continue;
+          for (const m of parser.feed(value)) {
+            if (m.data === "") continue;
             this.events.push({
               t: performance.now(),
-              id: Number(id?.slice(4) ?? 0),
-              event: JSON.parse(data.slice(6)),
+              id: Number(m.id ?? 0),
+              event: JSON.parse(m.data),
             });
-            for (const w of this.#waiters.splice(0)) w();
           }
+          for (const w of this.#waiters.splice(0)) w();
         }
       } catch { /* aborted */ }
     })();

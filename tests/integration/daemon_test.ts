@@ -8,6 +8,7 @@ import { spawnDaemon } from "../_helpers/daemon.ts";
 import { startRelay } from "../_helpers/relay.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 import { poll } from "../_helpers/poll.ts";
+import { SseParser } from "../../src/cli/sse_client.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -32,19 +33,14 @@ async function waitForEvent(
   const res = await fetch(`${url}/events`, { signal: ac.signal });
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   const timer = setTimeout(() => ac.abort(), ms);
+  const parser = new SseParser(); // the CLI's own parser
   const found = (async () => {
-    let buf = "";
     while (true) {
       const { value, done } = await reader.read();
       if (done) throw new Error("event stream ended");
-      buf += value;
-      let i;
-      while ((i = buf.indexOf("\n\n")) >= 0) {
-        const frame = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = frame.split("\n").find((l) => l.startsWith("data: "));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6));
+      for (const m of parser.feed(value)) {
+        if (m.data === "") continue;
+        const event = JSON.parse(m.data);
         if (pred(event)) return event;
       }
     }
