@@ -3,7 +3,7 @@
  * network or file I/O), so orchestrator probes never queue behind real work (SPEC §4).
  */
 import type { Context } from "hono";
-import { GATEWAY_VERSION } from "../constants.ts";
+import { Connectivity, GATEWAY_VERSION } from "../constants.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Services } from "../services.ts";
 import { ConfigKey } from "../store/mod.ts";
@@ -13,6 +13,11 @@ export interface HealthReport {
   readonly status: "ok";
   /** Connectivity level (SPEC §3). */
   readonly connectivity: number;
+  /**
+   * The mail side in one word, from `connectivity`: the daemon is alive (`status` "ok") even when
+   * its relay is not, so a probe that only checks the status code does not restart it for that.
+   */
+  readonly mail: MailState;
   readonly version: string;
   /** Seconds since the daemon started serving. */
   readonly uptime_s: number;
@@ -22,19 +27,34 @@ export interface HealthReport {
   readonly sse_clients?: number;
 }
 
+/** How the relay looks from here: 0 → not_configured, below 2000 → unreachable, … */
+export type MailState = "not_configured" | "unreachable" | "connecting" | "connected";
+
+/** Maps a connectivity level (SPEC §3 bands) to the `/health` `mail` word. */
+export function mailState(level: number): MailState {
+  if (level <= Connectivity.NOT_CONFIGURED) return "not_configured";
+  if (level < Connectivity.CONNECTING) return "unreachable";
+  if (level < Connectivity.WORKING) return "connecting";
+  return "connected";
+}
+
 /**
  * A `health()` callback over the services: the address is read once, here (it is fixed after
  * provisioning), so each probe touches memory only.
  */
 export function serviceHealth(services: Services): () => HealthReport {
   const addr = services.store.config.get(ConfigKey.ADDR);
-  return () => ({
-    status: "ok",
-    connectivity: services.connectivity.level(),
-    version: GATEWAY_VERSION,
-    uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
-    ...(addr === undefined ? {} : { addr }),
-  });
+  return () => {
+    const connectivity = services.connectivity.level();
+    return {
+      status: "ok",
+      connectivity,
+      mail: mailState(connectivity),
+      version: GATEWAY_VERSION,
+      uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
+      ...(addr === undefined ? {} : { addr }),
+    };
+  };
 }
 
 /** Builds the `/health` handler. */

@@ -1,7 +1,7 @@
 /** Tests of GET /health: a cheap 200 JSON report with connectivity, version, uptime, address. */
 import assert from "node:assert/strict";
 import { GATEWAY_VERSION } from "../../src/constants.ts";
-import { serviceHealth } from "../../src/http/health_route.ts";
+import { mailState, serviceHealth } from "../../src/http/health_route.ts";
 import { ConfigKey } from "../../src/store/mod.ts";
 import { fakeServices } from "../rpc/_fake_services.ts";
 import { testApp } from "./_app.ts";
@@ -17,6 +17,7 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
     const body = await res.json();
     assert.deepEqual(Object.keys(body).sort(), [
       "connectivity",
+      "mail",
       "sse_clients",
       "status",
       "uptime_s",
@@ -24,6 +25,7 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
     ]);
     assert.equal(body.status, "ok");
     assert.equal(body.connectivity, 4000);
+    assert.equal(body.mail, "connected");
     assert.equal(body.version, GATEWAY_VERSION);
     assert.ok(body.uptime_s >= 4 && Number.isInteger(body.uptime_s));
     assert.equal(body.sse_clients, 0);
@@ -59,4 +61,35 @@ Deno.test("serviceHealth() reads the address once and the level on every call", 
   } finally {
     s.store.close();
   }
+});
+
+Deno.test("serviceHealth() says when the relay is unreachable (status stays ok: the daemon lives)", () => {
+  const s = fakeServices({ level: 1000 });
+  try {
+    const health = serviceHealth(s);
+    assert.equal(health().status, "ok");
+    assert.equal(health().mail, "unreachable");
+    s.connectivityLevel.value = 4000;
+    assert.equal(health().mail, "connected");
+  } finally {
+    s.store.close();
+  }
+});
+
+Deno.test("mailState() maps every SPEC §3 connectivity band", () => {
+  assert.deepEqual(
+    [0, 1, 1000, 1999, 2000, 2999, 3000, 3999, 4000, 5000].map(mailState),
+    [
+      "not_configured",
+      "unreachable",
+      "unreachable",
+      "unreachable",
+      "connecting",
+      "connecting",
+      "connected",
+      "connected",
+      "connected",
+      "connected",
+    ],
+  );
 });
