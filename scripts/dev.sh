@@ -1,27 +1,103 @@
 #!/usr/bin/env bash
-# `deno task dev [--local-relay] [serve options]`: local development run with the production
-# permission set: data in ./.data/gateway, EDGE_PROFILE defaulting to "dev", CORS on. With
-# --local-relay the project's own relay starts first on loopback (needs root, installs
-# postfix/dovecot on first use) and the gateway registers there; it is stopped on exit.
+# `deno task dev [--local-relay] [--gateways N] [serve options]`: local development run with the
+# production permission set. Data in ./.data (EDGE_DEV_DIR overrides), EDGE_PROFILE "dev" (gateway
+# N > 1: "dev-N"), listening on 127.0.0.1 unless --host/--listen says otherwise, CORS only with
+# --cors. --local-relay starts the project's own relay on loopback first (root; Debian's postfix
+# and dovecot on first use), on the same ports as last time, so a restarted gateway finds it.
+# --gateways N starts N gateways on consecutive ports from --port (default 7200) and joins them
+# to each other by SecureJoin before printing their URLs. Ctrl-C stops everything it started.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 cd "$root"
-local_relay=0
+
+die() {
+  echo "dev: $*" >&2
+  exit 1
+}
+
+local_relay=0 gateways=1 port=7200 host_given=0
 args=()
-for a in "$@"; do
-  if [ "$a" = --local-relay ]; then local_relay=1; else args+=("$a"); fi
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --local-relay) local_relay=1 && shift ;;
+  --gateways) [ $# -ge 2 ] || die "--gateways needs a number" && gateways="$2" && shift 2 ;;
+  --gateways=*) gateways="${1#*=}" && shift ;;
+  --port) [ $# -ge 2 ] || die "--port needs a number" && port="$2" && shift 2 ;;
+  --port=*) port="${1#*=}" && shift ;;
+  --host | --host=* | --listen | --listen=*) host_given=1 && args+=("$1") && shift ;;
+  *) args+=("$1") && shift ;;
+  esac
 done
-export EDGE_PROFILE="${EDGE_PROFILE:-dev}"
-mkdir -p .data
+[[ "$gateways" =~ ^[1-9][0-9]?$ ]] || die "--gateways must be a number from 1 to 99, got '$gateways'"
+[[ "$port" =~ ^[0-9]+$ ]] && [ "$port" -ge 1 ] && [ $((port + gateways - 1)) -le 65535 ] ||
+  die "--port must leave room for $gateways port(s) below 65536, got '$port'"
+if [ "$gateways" -gt 1 ]; then
+  for a in ${args[@]+"${args[@]}"}; do
+    case "$a" in --listen | --listen=* | --data-dir* | --accounts*)
+      die "$a cannot be combined with --gateways (each gateway gets its own port and data dir)" ;;
+    esac
+  done
+fi
+[ "$host_given" = 1 ] || args+=(--host 127.0.0.1)
+
+state="${EDGE_DEV_DIR:-$root/.data}"
+mkdir -p "$state"
+state="$(cd "$state" && pwd)"
+pids=()
+relay_dir=""
+stop_all() {
+  local pid
+  for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+  if [ -n "$relay_dir" ]; then
+    "$here/relay/stop-relay.sh" "$relay_dir" >/dev/null 2>&1 || true
+    relay_dir=""
+  fi
+}
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 if [ "$local_relay" = 1 ]; then
-  relay_dir="$root/.data/relay"
-  "$here/relay/start-relay.sh" "$relay_dir" >/dev/null
-  trap '"$here/relay/stop-relay.sh" "$relay_dir" >/dev/null 2>&1 || true' EXIT
+  [ "$(id -u)" = 0 ] || die "--local-relay needs root (it runs its own Postfix and Dovecot); see README 'Local development'"
+  relay_opts=()
+  if [ -f "$state/relay/relay.env" ]; then
+    # Same ports as the last run: the gateways stored them at provisioning.
+    # shellcheck disable=SC1091
+    . "$state/relay/relay.env"
+    relay_opts=(--imap-port "$RELAY_IMAP_PORT" --imaps-port "$RELAY_IMAPS_PORT"
+      --submission-port "$RELAY_SUBMISSION_PORT" --smtps-port "$RELAY_SMTPS_PORT"
+      --mx-port "$RELAY_MX_PORT" --http-port "$RELAY_HTTP_PORT" --https-port "$RELAY_HTTPS_PORT")
+    "$here/relay/stop-relay.sh" "$state/relay" >/dev/null 2>&1 || true # a relay left by a kill -9
+  fi
+  "$here/relay/start-relay.sh" "$state/relay" ${relay_opts[@]+"${relay_opts[@]}"} >/dev/null ||
+    die "the local relay did not start (see the messages above; ports of the last run busy? remove $state/relay to start afresh, which also forgets the gateways' accounts)"
+  relay_dir="$state/relay"
   # shellcheck disable=SC1091
   . "$relay_dir/relay.env"
   export EDGE_SERVER="http://127.0.0.1:${RELAY_HTTP_PORT}" DENO_CERT="${RELAY_CERT}"
   echo "dev: local relay at $EDGE_SERVER (domain ${RELAY_DOMAIN}), trusted through DENO_CERT" >&2
 fi
-# Not exec: the EXIT trap must run to stop the relay.
-bash "$here/start.sh" --data-dir "$root/.data/gateway" --cors ${args[@]+"${args[@]}"}
+
+profile="${EDGE_PROFILE:-dev}"
+urls=()
+for i in $(seq 1 "$gateways"); do
+  data_dir="$state/gateway"
+  [ "$i" = 1 ] || data_dir="$state/gateway-$i"
+  p=$((port + i - 1))
+  name="$profile"
+  [ "$i" = 1 ] || name="$profile-$i"
+  EDGE_PROFILE="$name" bash "$here/start.sh" --data-dir "$data_dir" --port "$p" \
+    ${args[@]+"${args[@]}"} &
+  pids+=("$!")
+  urls+=("http://127.0.0.1:$p")
+done
+
+if [ "$gateways" -gt 1 ]; then
+  "${DENO:-deno}" run --quiet --allow-net=127.0.0.1 "$here/dev/join_gateways.ts" "${urls[@]}" ||
+    die "could not join the gateways (see above)"
+fi
+# Not exec: the EXIT trap stops the gateways and the relay. The first gateway to exit ends the run.
+wait -n "${pids[@]}" || true
