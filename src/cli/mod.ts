@@ -184,7 +184,9 @@ async function reportFailure(
   }
   if (err instanceof RpcError) {
     if (json) await stderr.error(JSON.stringify(err.toJSON()));
-    else await stderr.error(`${PROG}: ${err.method} failed: ${err.message} (code ${err.code})`);
+    else {await stderr.error(
+        `${PROG}: ${err.method} failed: ${withoutPrefix(err)} (code ${err.code})`,
+      );}
     return err.licenseRequired ? ExitCode.LICENSE_REQUIRED : ExitCode.ERROR;
   }
   if (err instanceof UnreachableError) {
@@ -197,4 +199,10 @@ async function reportFailure(
     : `unexpected error: ${err instanceof Error ? err.message : String(err)}`;
   await stderr.error(`${PROG}: ${message}`);
   return ExitCode.ERROR;
+}
+
+/** The daemon's message without a leading `<method>: ` (the CLI line names the method already). */
+function withoutPrefix(err: RpcError): string {
+  const prefix = `${err.method}: `;
+  return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
 }

@@ -206,7 +206,10 @@ Deno.test("chats lists id, type name, name and unread count; error entries do no
       ["get_chatlist_entries", [1, null, null, null]],
       ["get_chatlist_items_by_entries", [1, [10, 11, 12]]],
     ]);
-    assert.equal(JSON.parse(await ok(["chats", "--json"], d))["11"].name, "Ops");
+    const json = JSON.parse(await ok(["chats", "--json"], d));
+    assert.ok(Array.isArray(json), "--json lists are arrays");
+    assert.equal(json.length, 3);
+    assert.equal(json[1].name, "Ops");
   });
 });
 
@@ -224,7 +227,8 @@ Deno.test("messages shows time, sender, state symbol, text and file; loadingErro
       ["get_messages", [1, [41, 42, 43]]],
     ]);
     const json = JSON.parse(await ok(["messages", "10", "--json"], d));
-    assert.deepEqual(json["43"], { kind: "loadingError", error: "cannot decrypt" });
+    assert.ok(Array.isArray(json), "--json lists are arrays, in chat order");
+    assert.deepEqual(json[2], { kind: "loadingError", error: "cannot decrypt" });
   });
 });
 
@@ -246,9 +250,9 @@ Deno.test("send and send-file call send_msg with MessageData and print the id", 
   });
 });
 
-Deno.test("read marks every id as seen; HTTP 204 prints nothing (null under --json)", async () => {
+Deno.test("read marks every id as seen and says so (null under --json)", async () => {
   await withDaemon(async (d) => {
-    assert.equal(await ok(["read", "41", "42"], d), "");
+    assert.equal(await ok(["read", "41", "42"], d), "marked 2 messages as read (41, 42)\n");
     assert.equal(await ok(["read", "43", "--json"], d), "null\n");
     assert.deepEqual(d.calls.map((c) => [c.method, c.params]), [
       ["markseen_msgs", [1, [41, 42]]],
@@ -257,10 +261,10 @@ Deno.test("read marks every id as seen; HTTP 204 prints nothing (null under --js
   });
 });
 
-Deno.test("react sends one emoji, or none to remove ours", async () => {
+Deno.test("react sends one emoji, or none to remove ours, and confirms", async () => {
   await withDaemon(async (d) => {
-    assert.equal(await ok(["react", "41", "👍"], d), "");
-    assert.equal(await ok(["react", "41"], d), "");
+    assert.equal(await ok(["react", "41", "👍"], d), "reacted 👍 to message 41\n");
+    assert.equal(await ok(["react", "41"], d), "removed your reaction from message 41\n");
     assert.deepEqual(d.calls.map((c) => [c.method, c.params]), [
       ["send_reaction", [1, 41, ["👍"]]],
       ["send_reaction", [1, 41, []]],

@@ -20,6 +20,7 @@ async function withDaemon(test: (d: FakeDaemon) => Promise<void>): Promise<void>
       get_info: { http: 500, body: "internal failure" },
       get_connectivity: { http: 200, body: "not json" },
       get_config: { hang: true },
+      markseen_msgs: { error: { code: -1, message: "markseen_msgs: message 5 not found" } },
     },
     health: { status: 503, body: JSON.stringify({ status: "provisioning" }) },
   });
@@ -36,6 +37,12 @@ Deno.test("a JSON-RPC error exits 1 with the method and message on stderr", asyn
     assert.equal(run.code, 1);
     assert.equal(run.stdout, "");
     assert.equal(run.stderr, "edge-gateway: send_msg failed: Chat 99 not found (code -1)\n");
+    const prefixed = await runCli(["--url", d.url, "read", "5"]);
+    assert.equal(
+      prefixed.stderr,
+      "edge-gateway: markseen_msgs failed: message 5 not found (code -1)\n",
+      "the method is named once, not twice",
+    );
     const unknown = await runCli(["--url", d.url, "rpc", "no_such_method"]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /Method not found: no_such_method \(code -32601\)/);
@@ -120,7 +127,8 @@ Deno.test("usage errors exit 2 and say exactly what is wrong", async () => {
     [["info", "extra"], /'info' takes no arguments, got 1/],
     [["rpc", "get_info", "[1"], /json-params is not valid JSON/],
     [["rpc", "get_info", '{"a":1}'], /json-params must be a JSON array .* got an object/],
-    [["config", "set", "addr"], /unknown config action 'set'/],
+    [["config", "set", "addr", "x"], /config set does not exist: only 'config get <key>' does/],
+    [["config", "put", "addr"], /unknown config action 'put'/],
     [["license", "renew"], /unknown license action 'renew'/],
     [["license", "activate"], /license activate needs a <url>/],
     [["events", "--since", "abc"], /--since needs an event id/],

@@ -9,15 +9,15 @@ async function run(ctx: CommandContext): Promise<number> {
   const items = ids.length === 0
     ? {}
     : await ctx.rpc.call("get_chatlist_items_by_entries", [ACCOUNT_ID, ids]);
+  const map = (typeof items === "object" && items !== null ? items : {}) as Record<string, unknown>;
   if (ctx.out.json) {
-    await ctx.out.jsonLine(items);
+    await ctx.out.jsonLine(ids.map((id) => map[String(id)] ?? null));
     return 0;
   }
   if (ids.length === 0) {
     await ctx.out.line("no chats");
     return 0;
   }
-  const map = (typeof items === "object" && items !== null ? items : {}) as Record<string, unknown>;
   const rows = ids.map((id) => chatRow(id, map[String(id)]));
   await ctx.out.table(["ID", "TYPE", "NAME", "FRESH"], rows);
   return 0;
@@ -49,7 +49,7 @@ export const chats: Command = {
   summary: "list chats: id, type, name, unread count",
   http: "POST /rpc get_chatlist_entries [1,null,null,null], then " +
     "get_chatlist_items_by_entries [1,[<ids>]]",
-  details: "--json prints the get_chatlist_items_by_entries result (a map keyed by chat id).",
+  details: "--json prints an array of chat list items (each with its id) in chat list order.",
   args: { min: 0, max: 0 },
   run,
 };

@@ -5,6 +5,13 @@ import type { Command, CommandContext } from "../command.ts";
 
 async function run(ctx: CommandContext): Promise<number> {
   const [action, key] = ctx.positionals;
+  if (action === "set") {
+    throw new UsageError(
+      "config set does not exist: only 'config get <key>' does (the display name comes from " +
+        "EDGE_PROFILE at first start; the address is assigned by the relay)",
+      "config",
+    );
+  }
   if (action !== "get") {
     throw new UsageError(`unknown config action '${action}' (expected: get <key>)`, "config");
   }
@@ -23,7 +30,7 @@ export const config: Command = {
   usage: "config get <key>",
   summary: "print a configuration value (keys: addr, displayname)",
   http: 'POST /rpc get_config [1,"<key>"]',
-  args: { min: 1, max: 2 },
+  args: { min: 1, max: 3 },
   forms: [{
     usage: "config get <key>",
     http: 'POST /rpc get_config [1,"<key>"]',

@@ -12,18 +12,18 @@ async function run(ctx: CommandContext): Promise<number> {
   const result = await ctx.rpc.call("get_message_ids", [ACCOUNT_ID, chatId, false, false]);
   const ids = Array.isArray(result) ? result : [];
   const messages = ids.length === 0 ? {} : await ctx.rpc.call("get_messages", [ACCOUNT_ID, ids]);
+  const map = (typeof messages === "object" && messages !== null ? messages : {}) as Record<
+    string,
+    unknown
+  >;
   if (ctx.out.json) {
-    await ctx.out.jsonLine(messages);
+    await ctx.out.jsonLine(ids.map((id) => map[String(id)] ?? null));
     return 0;
   }
   if (ids.length === 0) {
     await ctx.out.line(`no messages in chat ${chatId}`);
     return 0;
   }
-  const map = (typeof messages === "object" && messages !== null ? messages : {}) as Record<
-    string,
-    unknown
-  >;
   const rows = ids.map((id) => messageRow(id, map[String(id)]));
   await ctx.out.table(["ID", "TIME (UTC)", "FROM", "STATE", "TEXT", "FILE"], rows);
   return 0;
@@ -63,7 +63,7 @@ export const messages: Command = {
   http: "POST /rpc get_message_ids [1,<chat>,false,false], then get_messages [1,[<ids>]]",
   details: "State symbols: … pending, ✓ sent (on the server), ✓✓ delivered, 👁 read, ✗ failed; " +
     "fresh and seen incoming messages have none.\n" +
-    "--json prints the get_messages result (a map keyed by message id).",
+    "--json prints an array of message objects (each with its id) in chat order.",
   args: { min: 1, max: 1 },
   run,
 };

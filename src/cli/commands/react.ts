@@ -7,7 +7,13 @@ async function run(ctx: CommandContext): Promise<number> {
   const id = parseId(ctx.positionals[0], "message", "react");
   const emoji = ctx.positionals[1] ?? "";
   const result = await ctx.rpc.call("send_reaction", [ACCOUNT_ID, id, emoji === "" ? [] : [emoji]]);
-  await ctx.out.result(result, (v) => ctx.out.value(v));
+  if (ctx.out.json) {
+    await ctx.out.jsonLine(result ?? null);
+    return 0;
+  }
+  await ctx.out.line(
+    emoji === "" ? `removed your reaction from message ${id}` : `reacted ${emoji} to message ${id}`,
+  );
   return 0;
 }
 

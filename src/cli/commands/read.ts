@@ -6,7 +6,12 @@ import type { Command, CommandContext } from "../command.ts";
 async function run(ctx: CommandContext): Promise<number> {
   const ids = ctx.positionals.map((p) => parseId(p, "message", "read"));
   const result = await ctx.rpc.call("markseen_msgs", [ACCOUNT_ID, ids]);
-  await ctx.out.result(result, (v) => ctx.out.value(v));
+  if (ctx.out.json) {
+    await ctx.out.jsonLine(result ?? null);
+    return 0;
+  }
+  const n = ids.length;
+  await ctx.out.line(`marked ${n} message${n === 1 ? "" : "s"} as read (${ids.join(", ")})`);
   return 0;
 }
 
