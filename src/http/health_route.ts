@@ -3,17 +3,19 @@
  * network or file I/O), so orchestrator probes never queue behind real work (SPEC §4).
  */
 import type { Context } from "hono";
-import { GATEWAY_VERSION } from "../constants.ts";
+import { GATEWAY_VERSION, SERVICE_NAME } from "../constants.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Services } from "../services.ts";
 import { ConfigKey } from "../store/mod.ts";
 
-/** The `/health` body. */
+/** The `/health` body: the product's `status`, `service`, `version` (P-13), then extras. */
 export interface HealthReport {
   readonly status: "ok";
+  /** `privitty-edged`, the daemon name the product publishes. */
+  readonly service: string;
+  readonly version: string;
   /** Connectivity level (SPEC §3). */
   readonly connectivity: number;
-  readonly version: string;
   /** Seconds since the daemon started serving. */
   readonly uptime_s: number;
   /** The account address, once provisioned. */
@@ -30,8 +32,9 @@ export function serviceHealth(services: Services): () => HealthReport {
   const addr = services.store.config.get(ConfigKey.ADDR);
   return () => ({
     status: "ok",
-    connectivity: services.connectivity.level(),
+    service: SERVICE_NAME,
     version: GATEWAY_VERSION,
+    connectivity: services.connectivity.level(),
     uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
     ...(addr === undefined ? {} : { addr }),
   });
