@@ -78,4 +78,6 @@ export const DataDirLayout = {
   BLOB_DIR: "accounts/1/blobs",
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
+  /** The device fingerprint stored at start, before license activation (P-51). */
+  DEVICE_FINGERPRINT: "device-fingerprint",
 } as const;
