@@ -13,12 +13,13 @@ daemon_permission_flags() {
   local data_dir="$1" files_dir="$2"
   # --allow-net: relay, IMAP/SMTP and license hosts are only known at run time (autodiscovery);
   #   the listener too. /etc/machine-id: the viewer's device fingerprint. sys: the MAC address
-  #   (networkInterfaces) and os.hostname() called by imapflow's logger at import.
+  #   (networkInterfaces), os.hostname() called by imapflow's logger at import, and the daemon's
+  #   own UID (uid) to say exactly what to chown when the data directory belongs to another user.
   printf '%s\n' \
     --no-prompt \
     --allow-net \
     "--allow-read=${data_dir},${files_dir},/etc/machine-id" \
     "--allow-write=${data_dir},${files_dir}" \
     "--allow-env=${DAEMON_ENV_ALLOW}" \
-    --allow-sys=networkInterfaces,hostname
+    --allow-sys=networkInterfaces,hostname,uid
 }

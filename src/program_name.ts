@@ -1,8 +1,9 @@
 /**
- * The names the program answers to: the product's `privitty-edged` (always the daemon) and
- * `privitty-edge` (always the CLI), and the neutral `edge-gateway` (daemon or CLI by arguments).
+ * Which program runs: the product's `privitty-edged` is always the daemon, `privitty-edge` always
+ * the CLI, and the neutral `edge-gateway` is one or the other by its arguments.
  */
 import process from "node:process";
+import { isCliCommand } from "./cli/mod.ts";
 
 /** Program names, as the product publishes them (contract P-01, P-02) and our own. */
 export const ProgramName = {
@@ -33,4 +34,38 @@ export function roleOf(invokedAs: string): ProgramRole {
  */
 export function invokedName(): string {
   return process.argv0;
+}
+
+/** Options whose value is the next argument, of `serve` and the CLI's global options. */
+const VALUE_OPTIONS: ReadonlySet<string> = new Set([
+  "--port",
+  "--host",
+  "--data-dir",
+  "--files-dir",
+  "--listen",
+  "--accounts",
+  "--url",
+  "--timeout",
+]);
+
+function isCliOnlyFlag(arg: string): boolean {
+  return arg === "--help" || arg === "-h" || arg === "--version" || arg.startsWith("--url") ||
+    arg === "--json" || arg.startsWith("--timeout");
+}
+
+/**
+ * For the neutral name: no arguments, or only options and their values without a CLI-only
+ * global option first (`--help`, `--version`, `--url`, `--json`, `--timeout`), run the daemon
+ * (`--listen 0.0.0.0:7200 --accounts /var/lib/privitty --cors`); any command word runs the CLI.
+ */
+export function runsDaemon(args: readonly string[]): boolean {
+  const [first] = args;
+  if (first === undefined) return true;
+  if (isCliOnlyFlag(first) || isCliCommand(first)) return false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("-")) return false; // a command (or a stray word the CLI explains)
+    if (VALUE_OPTIONS.has(arg)) i++;
+  }
+  return true;
 }

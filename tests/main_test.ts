@@ -1,37 +1,11 @@
 /**
- * Tests of main.ts: which arguments and program names run the daemon or the CLI, in-process
- * (the name is a parameter) and as a process started under the product's names (a symlink to
- * deno named privitty-edged / privitty-edge: argv[0] is what main.ts reads).
+ * Tests of main.ts: the program started under the product's names (a symlink to deno named
+ * privitty-edged / privitty-edge: argv[0] is what main.ts reads) is the daemon or the CLI.
  */
 import assert from "node:assert/strict";
-import { runsDaemon } from "../main.ts";
 import { makeTempDir } from "./_helpers/temp.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-
-Deno.test("runsDaemon(): no arguments or daemon flags only run the daemon, a command the CLI", () => {
-  const daemon = [
-    [],
-    ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"],
-    ["--port", "7200", "--host", "127.0.0.1", "--data-dir", "/d"],
-    ["--listen=[::1]:7200", "--accounts=/var/lib/privitty"],
-    ["--accounts", "/var/lib/privitty"],
-    ["--bogus"], // the daemon explains its unknown option
-  ];
-  for (const args of daemon) assert.equal(runsDaemon(args), true, args.join(" "));
-  const cli = [
-    ["invite"],
-    ["--accounts", "/var/lib/privitty", "license", "status"],
-    ["--url", "http://127.0.0.1:7200", "health"],
-    ["--json"],
-    ["--help"],
-    ["-h"],
-    ["--version"],
-    ["--timeout", "5", "info"],
-    ["--cors", "bogus"], // the CLI explains the unknown command
-  ];
-  for (const args of cli) assert.equal(runsDaemon(args), false, args.join(" "));
-});
 
 /** Runs main.ts through a symlink to deno called `name`, and returns its exit code and output. */
 async function runAs(name: string, args: string[]): Promise<{ code: number; out: string }> {
