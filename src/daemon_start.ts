@@ -16,7 +16,6 @@ import { provision } from "./provision/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
-import { loadDeviceFingerprint } from "./viewer/device_fingerprint.ts";
 import { ViewerSessions } from "./viewer/session.ts";
 import { noProtectedFiles } from "./viewer/stream.ts";
 
@@ -64,13 +63,12 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   imap.start(loops.signal);
   mail.start(loops.signal);
 
-  const device = await loadDeviceFingerprint(config.dataDir);
   const app = createApp({
     services,
     methods: buildMethodTable(),
     bus,
     viewer: {
-      sessions: new ViewerSessions({ fingerprint: device.fingerprint, events: bus }),
+      sessions: new ViewerSessions({ fingerprint: account.device.fingerprint, events: bus }),
       openProtectedFile: noProtectedFiles,
     },
     cors: config.cors,

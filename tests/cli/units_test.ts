@@ -57,6 +57,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
     url: undefined,
     json: true,
     timeoutMs: 5,
+    accounts: undefined,
     help: false,
     version: false,
   });
@@ -67,7 +68,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
   assert.deepEqual(c.positionals, ["1", "--text", "-5"]);
   assert.deepEqual(parseArgs(["send-file", "-5", "x"], options).positionals, ["-5", "x"]);
   assert.throws(() => parseArgs(["events", "--text", "x"], options), UsageError);
-  assert.equal(GLOBAL_OPTIONS.length, 5);
+  assert.equal(GLOBAL_OPTIONS.length, 6);
 });
 
 Deno.test("parseParams() accepts only a JSON array", () => {
