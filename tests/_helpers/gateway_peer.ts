@@ -48,11 +48,14 @@ export class GatewayPeer implements AsyncDisposable {
     readonly addr: string,
   ) {}
 
-  /** Provisions a gateway named `name` on `relay` (data dir in a temp dir unless given). */
+  /**
+   * Provisions a gateway named `name` on `relay` (data dir in a temp dir unless given; `args`
+   * are extra daemon flags, e.g. `--cors`).
+   */
   static async start(
     name: string,
     relay: Relay,
-    opts: { dataDir?: string; env?: Record<string, string> } = {},
+    opts: { dataDir?: string; env?: Record<string, string>; args?: readonly string[] } = {},
   ): Promise<GatewayPeer> {
     const dir = await makeTempDir(`gw-${name}`);
     const daemon = spawnDaemon({
@@ -60,6 +63,7 @@ export class GatewayPeer implements AsyncDisposable {
       dataDir: opts.dataDir ?? `${dir.path}/data`,
       profile: name,
       env: opts.env,
+      args: opts.args,
     });
     try {
       await daemon.waitHealthy();
