@@ -169,7 +169,12 @@ Deno.test("GET /stream streams plaintext with the sniffed Content-Type (image/pn
     assert.ok(source.state.pulled < bytes.length, "not buffered whole before responding");
     assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
     const events = await sub.next();
-    assert.deepEqual(events.at(-1)?.event, { kind: "ViewerFileStreamed", msgId: 7, bytes: 20_000 });
+    assert.deepEqual(events.at(-1)?.event, {
+      type: "ViewerFileStreamed",
+      account_id: 1,
+      msg_id: 7,
+      bytes: 20_000,
+    });
     sub.close();
   });
 });
