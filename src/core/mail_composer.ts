@@ -13,16 +13,14 @@ import {
   renderSecureJoinRequest,
   renderSecureJoinStep,
 } from "../mime/factory.ts";
-import { newToken } from "../securejoin/invite.ts";
+import { Header, type SecureJoinStep } from "../protocol.ts";
+import { newToken } from "../crypto/random.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "./chat_control.ts";
 import { escapeFooterMarks } from "./chat_text.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
-
-/** Header a gateway sets to ask a peer gateway for an automatic delivery receipt. */
-export const DELIVERY_RECEIPT_HEADER = "Edge-Delivery-Receipt-To";
 
 /** A recipient with the key its mail is encrypted to. */
 export interface KeyedRecipient {
@@ -48,7 +46,7 @@ export function withQuote(quote: string, text: string): string {
  * mail without it as "timer off" and would turn the peer's setting off (receive_imf.rs).
  */
 function timerHeader(seconds: number): [string, string][] {
-  return seconds > 0 ? [["Ephemeral-Timer", String(seconds)]] : [];
+  return seconds > 0 ? [[Header.EPHEMERAL_TIMER, String(seconds)]] : [];
 }
 
 /** The text and headers of a control mail. */
@@ -56,14 +54,14 @@ function controlParts(c: ChatControl): [string, [string, string][]] {
   switch (c.kind) {
     case "reaction":
       return [c.reaction, [
-        ["Content-Disposition", "reaction"],
-        ["In-Reply-To", `<${c.target}>`],
-        ["References", `<${c.target}>`],
+        [Header.CONTENT_DISPOSITION, "reaction"],
+        [Header.IN_REPLY_TO, `<${c.target}>`],
+        [Header.REFERENCES, `<${c.target}>`],
       ]];
     case "edit":
-      return [EDITED_PREFIX + escapeFooterMarks(c.text), [["Chat-Edit", `<${c.target}>`]]];
+      return [EDITED_PREFIX + escapeFooterMarks(c.text), [[Header.CHAT_EDIT, `<${c.target}>`]]];
     case "delete":
-      return ["🚮", [["Chat-Delete", c.targets.map((id) => `<${id}>`).join(" ")]]];
+      return ["🚮", [[Header.CHAT_DELETE, c.targets.map((id) => `<${id}>`).join(" ")]]];
   }
 }
 
@@ -122,11 +120,14 @@ export class MailComposer {
     const messageId = this.newMessageId();
     const subject = `Message from ${this.self.name || this.self.addr}`;
     const extra: [string, string][] = [
-      ["Chat-Disposition-Notification-To", this.self.addr],
-      [DELIVERY_RECEIPT_HEADER, this.self.addr],
+      [Header.CHAT_DISPOSITION_NOTIFICATION_TO, this.self.addr],
+      [Header.EDGE_DELIVERY_RECEIPT_TO, this.self.addr],
     ];
     if (draft.inReplyTo !== "") {
-      extra.push(["In-Reply-To", `<${draft.inReplyTo}>`], ["References", `<${draft.inReplyTo}>`]);
+      extra.push(
+        [Header.IN_REPLY_TO, `<${draft.inReplyTo}>`],
+        [Header.REFERENCES, `<${draft.inReplyTo}>`],
+      );
     }
     extra.push(...timerHeader(chat.ephemeralTimer));
     const file = draft.file && {
@@ -203,7 +204,7 @@ export class MailComposer {
    */
   async renderSecureJoinStep(
     to: KeyedRecipient,
-    step: string,
+    step: SecureJoinStep,
     headers: readonly [string, string][] = [],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
@@ -221,15 +222,19 @@ export class MailComposer {
     return await this.seal(inner, [to], messageId);
   }
 
-  /** The joiner's plaintext `vc-request` to the inviter at `to`. */
-  renderSecureJoinRequest(to: Mailbox, inviteNumber: string): RenderedMail {
+  /** The joiner's plaintext `vc-request` (1:1) or `vg-request` (group) to the inviter at `to`. */
+  renderSecureJoinRequest(
+    to: Mailbox,
+    inviteNumber: string,
+    step: "vc-request" | "vg-request",
+  ): RenderedMail {
     const messageId = this.newMessageId();
     const raw = renderSecureJoinRequest({
       from: this.self.addr,
       to,
       messageId: `<${messageId}>`,
       date: new Date(),
-      step: "vc-request",
+      step,
       inviteNumber,
       autocryptKey: this.self.publicKey,
     });

@@ -16,6 +16,7 @@ import {
   parseMime,
   partText,
 } from "../mime/parser.ts";
+import { Header } from "../protocol.ts";
 import type { PeerKey } from "./contacts.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
 
@@ -116,11 +117,11 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       cause: err,
     });
   }
-  const messageId = stripAngles(outer.headers.get("message-id"));
+  const messageId = stripAngles(outer.headers.get(Header.MESSAGE_ID));
   const fail = (reason: string, cause?: unknown) =>
     new UnreadableMailError(reason, messageId, { cause });
   if (messageId === "") throw fail("no Message-ID");
-  const outerFrom = parseMailbox(outer.headers.get("from"));
+  const outerFrom = parseMailbox(outer.headers.get(Header.FROM));
   if (outerFrom.addr === "") throw fail("no From address");
 
   let armored: string | undefined;
@@ -136,9 +137,9 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       headers: outer.headers,
       content: outer,
       encrypted: false,
-      autocrypt: pickAutocrypt(outer.headers.getAll("autocrypt"), outerFrom.addr),
+      autocrypt: pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr),
       gossip: [],
-      sentAt: dateSeconds(outer.headers.get("date")),
+      sentAt: dateSeconds(outer.headers.get(Header.DATE)),
     };
   }
   return await readEncrypted(armored, outer, outerFrom, messageId, deps, fail);
@@ -169,14 +170,14 @@ async function readEncrypted(
   } catch (err) {
     throw fail(`broken inner MIME: ${(err as Error).message}`, err);
   }
-  const innerFrom = parseMailbox(inner.headers.get("from"));
+  const innerFrom = parseMailbox(inner.headers.get(Header.FROM));
   const from = innerFrom.addr === "" ? outerFrom : innerFrom;
   if (from.addr !== outerFrom.addr) {
     throw fail(
       `the encrypted From ${from.addr} does not match the envelope From ${outerFrom.addr}`,
     );
   }
-  const autocrypt = pickAutocrypt(inner.headers.getAll("autocrypt"), from.addr);
+  const autocrypt = pickAutocrypt(inner.headers.getAll(Header.AUTOCRYPT), from.addr);
   const candidates = [...deps.knownKeys(from.addr)];
   if (autocrypt !== undefined) candidates.unshift(autocrypt.keydata);
   const parsed = (await Promise.all(
@@ -188,7 +189,7 @@ async function readEncrypted(
     : undefined;
   const signed = signerKey !== undefined;
   return {
-    messageId: stripAngles(inner.headers.get("message-id")) || messageId,
+    messageId: stripAngles(inner.headers.get(Header.MESSAGE_ID)) || messageId,
     from,
     headers: inner.headers,
     content: inner,
@@ -197,9 +198,11 @@ async function readEncrypted(
     signerKey,
     autocrypt,
     gossip: signed
-      ? inner.headers.getAll("autocrypt-gossip").map(parseAutocrypt).filter((g) => g !== undefined)
+      ? inner.headers.getAll(Header.AUTOCRYPT_GOSSIP).map(parseAutocrypt).filter((g) =>
+        g !== undefined
+      )
       : [],
-    sentAt: dateSeconds(inner.headers.get("date") ?? outer.headers.get("date")),
+    sentAt: dateSeconds(inner.headers.get(Header.DATE) ?? outer.headers.get(Header.DATE)),
   };
 }
 

@@ -11,32 +11,11 @@ import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
+import { Viewtype } from "../protocol.ts";
 
 export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
 
-/** Delta Chat viewtype names. */
-export const Viewtype = {
-  TEXT: "Text",
-  IMAGE: "Image",
-  GIF: "Gif",
-  STICKER: "Sticker",
-  AUDIO: "Audio",
-  VOICE: "Voice",
-  VIDEO: "Video",
-  FILE: "File",
-  WEBXDC: "Webxdc",
-  VCARD: "Vcard",
-} as const;
-export type Viewtype = typeof Viewtype[keyof typeof Viewtype];
-
-/** Delta Chat download states (`downloadState`). */
-export const DownloadState = {
-  DONE: "Done",
-  AVAILABLE: "Available",
-  FAILURE: "Failure",
-  UNDECIPHERABLE: "Undecipherable",
-  IN_PROGRESS: "InProgress",
-} as const;
+export { DownloadState, Viewtype } from "../protocol.ts";
 
 /** The id `get_message_ids` puts before each new day when asked for day markers. */
 export const DAY_MARKER_ID = 9;

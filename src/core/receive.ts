@@ -1,12 +1,19 @@
 /**
  * The reception pipeline (DESIGN §3): raw mail → read (parse, decrypt, verify) → SecureJoin step,
- * receipt or chat message → store in one transaction (dedup by Message-ID) → events after the
- * commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
+ * receipt or chat message → chat assignment (chat_assignment.ts) → store in one transaction
+ * (dedup by Message-ID) → events after the commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
  * deletes it; only unexpected failures (disk, database) reject and leave the mail on the server.
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
+import {
+  Header,
+  isSecureJoinRequest,
+  parseSecureJoinStep,
+  type SecureJoinStep,
+} from "../protocol.ts";
+import { assignChat, type ChatAssignment } from "./chat_assignment.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
 import { chatControl } from "./chat_control.ts";
 import { ChatControls } from "./chat_controls.ts";
@@ -15,7 +22,6 @@ import { writeBlob } from "./blobs.ts";
 import { Contacts } from "./contacts.ts";
 import type { CoreContext } from "./context.ts";
 import { storeIncoming } from "./incoming.ts";
-import { DELIVERY_RECEIPT_HEADER } from "./mail_composer.ts";
 import {
   type MailReaderDeps,
   parseMailbox,
@@ -29,12 +35,15 @@ import { MessageStates } from "./message_states.ts";
 
 const log = logger("receive");
 
-/** SecureJoin steps are handed to the SecureJoin code (securejoin/). */
+/**
+ * SecureJoin steps are handed to the SecureJoin code (securejoin/, which implements this port;
+ * core does not import it).
+ */
 export interface SecureJoinReceiver {
-  /** A plaintext `vc-request` (the only plaintext mail accepted). */
-  onRequest(mail: ReadMail): Promise<void>;
+  /** A plaintext `vc-request` or `vg-request` (the only plaintext mail accepted). */
+  onRequest(mail: ReadMail, step: "vc-request" | "vg-request"): Promise<void>;
   /** An encrypted, signed step (`mail.signer` is set). */
-  onStep(mail: ReadMail, step: string): Promise<void>;
+  onStep(mail: ReadMail, step: SecureJoinStep): Promise<void>;
 }
 
 /** What the pipeline needs. */
@@ -56,7 +65,7 @@ export type ReceiveOutcome =
   | { kind: "message"; msgId: number; outcome: "created" | "duplicate" | "merged" }
   | { kind: "receipt"; changed: number }
   | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
-  | { kind: "securejoin"; step: string }
+  | { kind: "securejoin"; step: SecureJoinStep }
   | { kind: "duplicate" }
   | { kind: "ignored"; reason: string }
   | { kind: "rejected"; reason: string };
@@ -95,10 +104,11 @@ export class Receiver {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }
-    const step = mail.headers.get("secure-join")?.trim();
+    const stepHeader = mail.headers.get(Header.SECURE_JOIN);
+    const step = parseSecureJoinStep(stepHeader);
     if (!mail.encrypted) {
-      if ((step === "vc-request" || step === "vg-request") && this.deps.secureJoin) {
-        await this.deps.secureJoin.onRequest(mail);
+      if (isSecureJoinRequest(step) && this.deps.secureJoin) {
+        await this.deps.secureJoin.onRequest(mail, step);
         return { kind: "securejoin", step };
       }
       return this.#reject(
@@ -113,7 +123,10 @@ export class Receiver {
     if (mail.signer === this.deps.selfFingerprint) {
       return { kind: "ignored", reason: "our own mail" };
     }
-    if (step !== undefined && step !== "") {
+    if (stepHeader !== undefined && step === undefined) {
+      return { kind: "ignored", reason: `unknown SecureJoin step "${stepHeader.trim()}"` };
+    }
+    if (step !== undefined) {
       if (this.deps.secureJoin === undefined) return { kind: "ignored", reason: "SecureJoin off" };
       await this.deps.secureJoin.onStep(mail, step);
       return { kind: "securejoin", step };
@@ -129,7 +142,9 @@ export class Receiver {
       const changed = await this.#controls.apply(control, contact.id, mail.sentAt);
       return { kind: "control", action: control.kind, changed };
     }
-    return await this.#storeMessage(mail);
+    const assignment = assignChat(mail);
+    if (assignment.kind === "discard") return { kind: "ignored", reason: assignment.reason };
+    return await this.#storeMessage(mail, assignment);
   }
 
   #reject(raw: Uint8Array, reason: string, messageId: string): ReceiveOutcome {
@@ -161,7 +176,22 @@ export class Receiver {
     return { kind: "receipt", changed };
   }
 
-  async #storeMessage(mail: ReadMail): Promise<ReceiveOutcome> {
+  /**
+   * The chat a message goes to, for the assignment's kind (inside the storing transaction), or
+   * a reason it goes nowhere. Groups and channels are not kept apart yet: their messages land
+   * in the sender's 1:1 chat, as before the assignment step existed.
+   */
+  #chatOf(assignment: ChatAssignment, senderId: number): number {
+    switch (assignment.kind) {
+      case "single":
+      case "group":
+      case "channel":
+      case "discard":
+        return this.#chats.getOrCreate1to1(senderId).chatId;
+    }
+  }
+
+  async #storeMessage(mail: ReadMail, assignment: ChatAssignment): Promise<ReceiveOutcome> {
     const content = chatContent(mail);
     const file = content.file &&
       await writeBlob(
@@ -170,11 +200,11 @@ export class Receiver {
         content.file.name,
         content.file.mime,
       );
-    const wantsMdn = mail.headers.get("chat-disposition-notification-to");
-    const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
+    const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
+    const wantsReceipt = mail.headers.get(Header.EDGE_DELIVERY_RECEIPT_TO);
     const result = this.deps.ctx.tx.run(() => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
-      const { chatId } = this.#chats.getOrCreate1to1(contact.id);
+      const chatId = this.#chatOf(assignment, contact.id);
       this.#chats.applyPeerTimer(chatId, ephemeralTimerOf(mail));
       const result = storeIncoming(this.deps.ctx, {
         rfc724Mid: mail.messageId,
@@ -184,7 +214,7 @@ export class Receiver {
         quote: content.quote,
         isInfo: content.systemType !== undefined,
         systemType: content.systemType,
-        subject: mail.headers.get("subject") ?? "",
+        subject: mail.headers.get(Header.SUBJECT) ?? "",
         timestampSent: mail.sentAt,
         viewtype: content.viewtype,
         file,
@@ -192,7 +222,7 @@ export class Receiver {
         postMessageId: content.postMessageId,
         fromFingerprint: mail.signer,
         mdnRequested: content.systemType === undefined && sameAddr(wantsMdn, mail.from.addr),
-        inReplyTo: stripAngles(mail.headers.get("in-reply-to")),
+        inReplyTo: stripAngles(mail.headers.get(Header.IN_REPLY_TO)),
       });
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
@@ -206,7 +236,7 @@ export class Receiver {
 
 /** A chat message's `Ephemeral-Timer` in seconds; absent or unreadable → 0 (off), as Delta Chat. */
 export function ephemeralTimerOf(mail: ReadMail): number {
-  const value = mail.headers.get("ephemeral-timer")?.trim() ?? "";
+  const value = mail.headers.get(Header.EPHEMERAL_TIMER)?.trim() ?? "";
   const seconds = /^\d{1,10}$/.test(value) ? Number(value) : 0;
   return seconds <= 0xffff_ffff ? seconds : 0;
 }

@@ -3,6 +3,7 @@
  * clients use) and the converters from domain values. The only place these JSON shapes exist.
  */
 import { ChatType, ContactId } from "../constants.ts";
+import { Viewtype } from "../protocol.ts";
 import type { ChatSummary } from "../core/chats.ts";
 import type { ContactDetails } from "../core/contacts.ts";
 import type { MessageDetails } from "../core/messages.ts";
@@ -98,7 +99,11 @@ export type QuoteObject =
     readonly viewType: string;
   };
 
-const QUOTED_IMAGES = new Set(["Image", "Gif", "Sticker"]);
+const QUOTED_IMAGES: ReadonlySet<string> = new Set([
+  Viewtype.IMAGE,
+  Viewtype.GIF,
+  Viewtype.STICKER,
+]);
 
 /** The quote object of a message with quote text `text` (see `QuoteObject`). */
 export function toQuoteObject(text: string, parent: MessageDetails["parent"]): QuoteObject | null {

@@ -55,13 +55,6 @@ function cutName(name: string): string {
   return chars.length > MAX_NAME ? chars.slice(0, MAX_NAME - 1).join("") + "_" : name;
 }
 
-/** A random token: 18 bytes as 24 base64url characters (`i=` / `s=`). */
-export function newToken(
-  random: (n: number) => Uint8Array = (n) => crypto.getRandomValues(new Uint8Array(n)),
-): string {
-  return btoa(String.fromCharCode(...random(18))).replaceAll("+", "-").replaceAll("/", "_");
-}
-
 /** Formats a 1:1 invite in the legacy form every Delta Chat 2.x understands. */
 export function formatInvite(
   p: { fingerprint: string; addr: string; name: string; inviteNumber: string; auth: string },

@@ -11,14 +11,11 @@ import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { logger } from "../log.ts";
-import { formatInvite, newToken } from "./invite.ts";
-import {
-  Header,
-  type QueueMail,
-  SINGLE_CHAT_TYPE,
-  Step,
-  VERIFICATION_TIMEOUT_SECONDS,
-} from "./steps.ts";
+import { newToken } from "../crypto/random.ts";
+import { formatInvite } from "./invite.ts";
+import { ChatType } from "../constants.ts";
+import { Header, SecureJoinStep } from "../protocol.ts";
+import { type QueueMail, VERIFICATION_TIMEOUT_SECONDS } from "./steps.ts";
 
 const log = logger("securejoin");
 
@@ -60,7 +57,7 @@ export class Inviter {
 
   /** Step 1 → 2: a plaintext vc-request with a known invite number gets vc-auth-required. */
   async onRequest(mail: ReadMail): Promise<void> {
-    const number = mail.headers.get(Header.INVITE_NUMBER)?.trim() ?? "";
+    const number = mail.headers.get(Header.SECURE_JOIN_INVITENUMBER)?.trim() ?? "";
     if (this.deps.ctx.store.securejoin.findToken("invite", number) === undefined) {
       log.warn("vc-request with an unknown invite number ignored", { from: mail.from.addr });
       return;
@@ -70,7 +67,9 @@ export class Inviter {
       return;
     }
     const to = { addr: mail.from.addr, publicKey: mail.autocrypt.keydata };
-    this.deps.queue(await this.deps.composer.renderSecureJoinStep(to, Step.AUTH_REQUIRED));
+    this.deps.queue(
+      await this.deps.composer.renderSecureJoinStep(to, SecureJoinStep.VC_AUTH_REQUIRED),
+    );
     log.info("vc-request answered with vc-auth-required", { from: mail.from.addr });
   }
 
@@ -84,11 +83,12 @@ export class Inviter {
       this.deps.ctx.tx.emit({ kind: "Warning", msg: `SecureJoin request refused: ${reason}` });
       return false;
     };
-    const fpr = (mail.headers.get(Header.FINGERPRINT) ?? "").replace(/\s/g, "").toUpperCase();
+    const fpr = (mail.headers.get(Header.SECURE_JOIN_FINGERPRINT) ?? "").replace(/\s/g, "")
+      .toUpperCase();
     if (fpr === "" || fpr !== mail.signer) {
       return refuse("Secure-Join-Fingerprint does not match the signing key");
     }
-    const auth = mail.headers.get(Header.AUTH)?.trim() ?? "";
+    const auth = mail.headers.get(Header.SECURE_JOIN_AUTH)?.trim() ?? "";
     const store = this.deps.ctx.store.securejoin;
     const token = store.findToken("auth", auth);
     if (token === undefined || token.chatId !== 0) {
@@ -107,11 +107,13 @@ export class Inviter {
       return { contactId: id, chatId: chats.getOrCreate1to1(id).chatId };
     });
     const to = { addr: mail.from.addr, publicKey: mail.signerKey! };
-    this.deps.queue(await this.deps.composer.renderSecureJoinStep(to, Step.CONTACT_CONFIRM));
+    this.deps.queue(
+      await this.deps.composer.renderSecureJoinStep(to, SecureJoinStep.VC_CONTACT_CONFIRM),
+    );
     this.deps.ctx.tx.emit({
       kind: "SecurejoinInviterProgress",
       contactId,
-      chatType: SINGLE_CHAT_TYPE,
+      chatType: ChatType.SINGLE,
       chatId,
       progress: 1000,
     });

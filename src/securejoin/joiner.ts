@@ -16,7 +16,9 @@ import type { GatewayEvent } from "../events/types.ts";
 import { logger } from "../log.ts";
 import type { JoinerRecord } from "../store/mod.ts";
 import { InvalidInviteError, type Invite, parseInvite } from "./invite.ts";
-import { type QueueMail, SINGLE_CHAT_TYPE, Step } from "./steps.ts";
+import { ChatType } from "../constants.ts";
+import { Header, SecureJoinStep } from "../protocol.ts";
+import type { QueueMail } from "./steps.ts";
 
 const log = logger("securejoin");
 
@@ -104,7 +106,7 @@ export class Joiner {
         invite,
         contactId: contact.id,
         chatId,
-        step: key ? Step.REQUEST_WITH_AUTH : Step.REQUEST,
+        step: key ? SecureJoinStep.VC_REQUEST_WITH_AUTH : SecureJoinStep.VC_REQUEST,
       });
       return { contactId: contact.id, chatId, joinerId, key };
     });
@@ -115,6 +117,7 @@ export class Joiner {
         this.deps.composer.renderSecureJoinRequest(
           { addr: invite.addr, name: invite.name },
           invite.inviteNumber,
+          SecureJoinStep.VC_REQUEST,
         ),
       );
     }
@@ -126,11 +129,11 @@ export class Joiner {
     this.deps.queue(
       await this.deps.composer.renderSecureJoinStep(
         { addr: invite.addr, name: invite.name, publicKey: key },
-        Step.REQUEST_WITH_AUTH,
-        [["Secure-Join-Auth", invite.auth], [
-          "Secure-Join-Fingerprint",
-          this.deps.self.fingerprint,
-        ]],
+        SecureJoinStep.VC_REQUEST_WITH_AUTH,
+        [
+          [Header.SECURE_JOIN_AUTH, invite.auth],
+          [Header.SECURE_JOIN_FINGERPRINT, this.deps.self.fingerprint],
+        ],
       ),
     );
   }
@@ -155,7 +158,7 @@ export class Joiner {
     const { joiner, invite } = pending;
     this.deps.ctx.tx.run(() => {
       this.#contacts.upsertPeerFromKey(senderKey(mail));
-      this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, Step.REQUEST_WITH_AUTH);
+      this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, SecureJoinStep.VC_REQUEST_WITH_AUTH);
     });
     await this.#sendRequestWithAuth(invite, mail.signerKey!);
     this.deps.ctx.tx.emit(joinerProgress(joiner, 400));
@@ -165,7 +168,7 @@ export class Joiner {
   /** vc-contact-confirm from the inviter: the inviter is verified (1000), the handshake ends. */
   onContactConfirm(mail: ReadMail): boolean {
     const pending = this.#pending(mail);
-    if (pending === undefined || pending.joiner.step !== Step.REQUEST_WITH_AUTH) {
+    if (pending === undefined || pending.joiner.step !== SecureJoinStep.VC_REQUEST_WITH_AUTH) {
       log.warn("vc-contact-confirm without a matching handshake ignored", {
         from: mail.from.addr,
       });
@@ -188,7 +191,7 @@ function joinerProgress(joiner: JoinerRecord, progress: number): GatewayEvent {
   return {
     kind: "SecurejoinJoinerProgress",
     contactId: joiner.contactId,
-    chatType: SINGLE_CHAT_TYPE,
+    chatType: ChatType.SINGLE,
     chatId: joiner.chatId,
     progress,
   };

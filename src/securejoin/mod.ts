@@ -7,7 +7,7 @@ import type { SecureJoinReceiver } from "../core/receive.ts";
 import { logger } from "../log.ts";
 import { Inviter, type InviterDeps } from "./inviter.ts";
 import { Joiner } from "./joiner.ts";
-import { Step } from "./steps.ts";
+import { SecureJoinStep } from "../protocol.ts";
 
 const log = logger("securejoin");
 
@@ -37,20 +37,20 @@ export class SecureJoin implements SecureJoinService, SecureJoinReceiver {
     return this.joiner.join(link);
   }
 
-  async onRequest(mail: ReadMail): Promise<void> {
-    if (mail.headers.get("secure-join") === Step.REQUEST) await this.inviter.onRequest(mail);
+  async onRequest(mail: ReadMail, step: "vc-request" | "vg-request"): Promise<void> {
+    if (step === SecureJoinStep.VC_REQUEST) await this.inviter.onRequest(mail);
     else log.info("group join requests are not supported; ignored", { from: mail.from.addr });
   }
 
-  async onStep(mail: ReadMail, step: string): Promise<void> {
+  async onStep(mail: ReadMail, step: SecureJoinStep): Promise<void> {
     switch (step) {
-      case Step.AUTH_REQUIRED:
+      case SecureJoinStep.VC_AUTH_REQUIRED:
         await this.joiner.onAuthRequired(mail);
         return;
-      case Step.REQUEST_WITH_AUTH:
+      case SecureJoinStep.VC_REQUEST_WITH_AUTH:
         await this.inviter.onRequestWithAuth(mail);
         return;
-      case Step.CONTACT_CONFIRM:
+      case SecureJoinStep.VC_CONTACT_CONFIRM:
         this.joiner.onContactConfirm(mail);
         return;
       default:
