@@ -1,28 +1,15 @@
 /**
  * The bag of long-lived services the daemon composes once and hands to HTTP routes and RPC
- * methods. Only interfaces live here, so every layer depends on this file and not on each other.
+ * methods. Interfaces live beside what implements them; this file gathers them.
  */
 import type { GatewayConfig } from "./config.ts";
+import type { ConnectivitySource } from "./core/connectivity.ts";
+import type { LicenseSource } from "./license/status.ts";
 import type { ChatControl } from "./core/chat_control.ts";
 import type { OutgoingDraft, RenderedMail } from "./core/messages.ts";
 import type { EventSink } from "./events/types.ts";
 import type { SecureJoinService } from "./securejoin/mod.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, Store } from "./store/mod.ts";
-
-/** Reports the live mail connection state (`get_connectivity`, `/health`). */
-export interface ConnectivitySource {
-  /** Current level, see `Connectivity` in constants.ts. */
-  level(): number;
-}
-
-/** License state consulted by the dispatch gate (`license: true` methods). */
-export interface LicenseSource {
-  /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
-  status(): string;
-  isActive(): boolean;
-  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
-  describe?(): Record<string, string | number | null>;
-}
 
 /**
  * The sending side, present while the mail transport runs: renders and encrypts `send_msg`

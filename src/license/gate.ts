@@ -4,7 +4,7 @@
  */
 import { LicenseStatus, RpcCode } from "../constants.ts";
 import { GatewayError, LicenseRequiredError } from "../errors.ts";
-import type { LicenseSource } from "../services.ts";
+import type { LicenseSource } from "./status.ts";
 
 /**
  * Throws a -32001 error unless `license` is active. With no license installed the error is

@@ -5,9 +5,17 @@
 import { DataDirLayout, LicenseStatus } from "../constants.ts";
 import { describeError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { LicenseSource } from "../services.ts";
 
 const log = logger("license");
+
+/** License state consulted by the dispatch gate (`license: true` methods). */
+export interface LicenseSource {
+  /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
+  status(): string;
+  isActive(): boolean;
+  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
+  describe?(): Record<string, string | number | null>;
+}
 
 /** Every status this source reports; `no_license` is the SPEC's, the others are ours. */
 export const LicenseState = {
