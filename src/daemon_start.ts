@@ -59,6 +59,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
+    wakeSender: mail.wakeSender,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({

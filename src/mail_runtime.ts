@@ -7,6 +7,7 @@ import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.t
 import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
+import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
 import { Messages, type RenderedMail } from "./core/messages.ts";
 import { PeerKeyCache } from "./core/peer_keys.ts";
 import { ReceiptBatcher } from "./core/receipt_batcher.ts";
@@ -14,7 +15,6 @@ import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
 import { logger } from "./log.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
-import type { OutgoingRenderer } from "./services.ts";
 import type { Store } from "./store/mod.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
@@ -35,6 +35,8 @@ export interface MailRuntime {
   readonly outgoing: OutgoingRenderer;
   readonly secureJoin: SecureJoin;
   readonly receiver: Receiver;
+  /** Wakes the SMTP loop (after a commit that queued mail, see `DomainTx.mailQueued`). */
+  readonly wakeSender: () => void;
   /** The IMAP loop's delivery callback: resolves once the mail is committed (or recorded). */
   deliver(raw: Uint8Array): Promise<void>;
   start(signal: AbortSignal): void;
@@ -97,12 +99,15 @@ export function createMessenger(
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
 export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
+  const loops: { smtp?: SmtpLoop } = {};
+  const wakeSender = () => loops.smtp?.wake();
   const ctx = createCoreContext({
     store: o.store,
     events: o.events,
     blobDir: blobDirOf(o.dataDir),
+    wakeSender,
   });
-  const smtp = new SmtpLoop({
+  const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,
     queue: outboxQueue(ctx),
@@ -110,20 +115,13 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
   });
   const messages = new Messages(ctx);
   const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
-    messages.enqueueMail(mail);
-    smtp.wake();
+    messages.enqueueMail(mail); // wakes the SMTP loop after its commit
   });
   return {
-    outgoing: {
-      render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
-      queued: () => smtp.wake(),
-      renderControl: (control, to, timer) => m.composer.renderControl(control, to, timer),
-      oweReadReceipts: (messages) => {
-        for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
-      },
-    },
+    outgoing: new ComposerOutgoing(m.composer, m.receipts),
     secureJoin: m.secureJoin,
     receiver: m.receiver,
+    wakeSender,
     deliver: async (raw) => {
       const t0 = performance.now();
       const outcome = await m.receiver.receive(raw);

@@ -272,14 +272,22 @@ export class Messages {
         inReplyTo: d.inReplyTo,
       });
       this.ctx.store.outbox.enqueue({ msgId, ...mail });
+      this.ctx.tx.mailQueued();
       emit({ kind: "MsgsChanged", chatId: d.chatId, msgId });
       return msgId;
     });
   }
 
-  /** Queues a mail that carries no chat message (read receipt, SecureJoin step); no event. */
+  /**
+   * Queues a mail that carries no chat message (read receipt, SecureJoin step); no event. The
+   * sender is woken after the commit (see `DomainTx.mailQueued`).
+   */
   enqueueMail(mail: RenderedMail): number {
-    return this.ctx.store.outbox.enqueue({ msgId: 0, ...mail });
+    return this.ctx.tx.run(() => {
+      const id = this.ctx.store.outbox.enqueue({ msgId: 0, ...mail });
+      this.ctx.tx.mailQueued();
+      return id;
+    });
   }
 
   /**

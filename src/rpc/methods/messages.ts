@@ -9,7 +9,6 @@ import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
-import { requireTransport } from "./transport.ts";
 import { describeJson, matchesType } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
@@ -93,8 +92,8 @@ export function parseMessageData(value: Record<string, unknown>): MessageData {
  * the daemon host; never moved or changed) into the blob directory and sends it. The message
  * and its outbox row are written in one transaction; `MsgsChanged{chatId,msgId}` follows, then
  * `MsgDelivered` once the relay accepted it. Errors: unknown chat, missing file
- * (`Cannot read file "/x": file does not exist`), a recipient without key, or no running mail
- * transport → -1; bad MessageData → -32602.
+ * (`Cannot read file "/x": file does not exist`) or a recipient without key → -1; bad
+ * MessageData → -32602.
  */
 export const sendMsg: MethodEntry = {
   name: "send_msg",
@@ -114,7 +113,7 @@ export const sendMsg: MethodEntry = {
     const ctx = contextOf(s);
     new Chats(ctx).require(chatId as number);
     if (m.file !== undefined) await statRegularFile(m.file);
-    const outgoing = requireTransport(s.outgoing);
+    const outgoing = s.outgoing;
     const msgId = await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,
@@ -122,7 +121,6 @@ export const sendMsg: MethodEntry = {
       file: m.file === undefined ? undefined : { path: m.file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
     }, (draft, chat, recipients) => outgoing.render(draft, chat, recipients));
-    outgoing.queued?.(msgId);
     return msgId;
   },
 };
@@ -202,7 +200,7 @@ export const markseenMsgs: MethodEntry = {
     // One transaction: a crash cannot leave messages seen whose read receipts are not owed.
     ctx.tx.run(() => {
       const receipts = new MessageStates(ctx).markSeen(ids as number[]);
-      if (receipts.length > 0) s.outgoing?.oweReadReceipts?.(receipts);
+      if (receipts.length > 0) s.outgoing.oweReadReceipts(receipts);
     });
   },
 };

@@ -4,15 +4,7 @@
  * in the background and reports `SecurejoinInviterProgress` / `SecurejoinJoinerProgress` events.
  */
 import { GatewayError } from "../../errors.ts";
-import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
-
-function secureJoinOf(s: Services) {
-  if (s.secureJoin === undefined) {
-    throw new GatewayError("SecureJoin is not available: the mail transport is not running");
-  }
-  return s.secureJoin;
-}
 
 /**
  * `get_chat_securejoin_qr_code [account_id, chat_id|null]` → invite link
@@ -33,7 +25,7 @@ export const getChatSecurejoinQrCode: MethodEntry = {
         `group invites are not supported (chat ${chatId}): pass null for a 1:1 invite`,
       );
     }
-    return secureJoinOf(s).createInvite();
+    return s.secureJoin.createInvite();
   },
 };
 
@@ -51,7 +43,7 @@ export const secureJoin: MethodEntry = {
     { name: "link", type: "string", description: "OPENPGP4FPR:… or https://i.delta.chat/#…" },
   ],
   result: { type: "u32", description: "The chat id." },
-  handler: (s, [, link]) => secureJoinOf(s).join(link as string),
+  handler: (s, [, link]) => s.secureJoin.join(link as string),
 };
 
 /** The SecureJoin methods, in documentation order. */
