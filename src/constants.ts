@@ -76,3 +76,8 @@ export const DataDirLayout = {
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
 } as const;
+
+/** Top-level entries of the data directory that hold the gateway's state (all but the files dir). */
+export const DATA_DIR_STATE_ENTRIES: ReadonlySet<string> = new Set(
+  Object.entries(DataDirLayout).filter(([k]) => k !== "FILES_DIR").map(([, v]) => v.split("/")[0]),
+);

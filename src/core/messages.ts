@@ -7,6 +7,7 @@ import { ContactId, MessageState } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../store/mod.ts";
 import { type BlobFile, blobPath, importFile, removeBlob } from "./blobs.ts";
+import type { AttachableFile } from "./file_access.ts";
 import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
@@ -81,8 +82,15 @@ export type RenderFn = (
 export interface OutgoingMessage {
   readonly chatId: number;
   readonly text?: string;
-  /** A file on the daemon host; it is copied into the blob directory, never moved or changed. */
-  readonly file?: { readonly path: string; readonly name?: string; readonly mime?: string };
+  /**
+   * A file that passed the file rules (`openAttachableFile`), already open; its content is
+   * copied into the blob directory (the caller closes it). `name` defaults to its base name.
+   */
+  readonly file?: {
+    readonly source: AttachableFile;
+    readonly name?: string;
+    readonly mime?: string;
+  };
   /** Default: File with a file, else Text. */
   readonly viewtype?: Viewtype;
   /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
@@ -217,7 +225,8 @@ export class Messages {
     const chat = this.#chats.require(m.chatId);
     const recipients = this.sendRecipients(chat);
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
-    const file = m.file && await importFile(this.ctx.blobDir, m.file.path, m.file.name);
+    const file = m.file &&
+      await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) hold(blob.path, 1);
     let msgId: number | undefined;
