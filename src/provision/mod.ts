@@ -72,7 +72,8 @@ async function step<T>(
     log.info(`step ${n}/${STEPS} ${name}: done`, { ms: timings[name] });
     return out;
   } catch (err) {
-    log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms(), error: describeError(err) });
+    // The error itself is printed once, by the daemon, when the start fails.
+    log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms() });
     throw err;
   }
 }
