@@ -94,7 +94,8 @@ const SEND_USE: FileUse = { method: "send_msg", verb: "sent" };
  * `MsgsChanged{chatId,msgId}` follows, then `MsgDelivered` once the relay accepted it. Errors:
  * unknown chat, a file the rules refuse (`send_msg: "/x" is not inside the files directory …`),
  * a recipient without key, or no running mail transport → -1 and nothing is stored; bad
- * MessageData → -32602.
+ * MessageData → -32602. To a contact whose SecureJoin handshake is still running (no key yet)
+ * the message waits, pending, and goes out when the join completes (or fails when it times out).
  */
 export const sendMsg: MethodEntry = {
   name: "send_msg",
