@@ -12,7 +12,7 @@ import { ConfigKey, Store } from "../store/mod.ts";
 import type { ServerParams } from "../transport/server_params.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
-import { errText, prepareDataDir } from "./data_dir.ts";
+import { errText, prepareDataDir, prepareDefaultFilesDir } from "./data_dir.ts";
 import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
 import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
@@ -100,6 +100,7 @@ export async function provision(
   const timings: Record<string, number> = {};
   const lock = await step(timings, 1, "data directory", () => {
     prepareDataDir(config.dataDir);
+    prepareDefaultFilesDir(config.filesDir, config.dataDir);
     return DataDirLock.acquire(config.dataDir);
   });
   const opened: { store?: Store } = {};
