@@ -144,12 +144,15 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     () => smtp.wake(),
   );
   let sweep: ReturnType<typeof setInterval> | undefined;
-  const settle = (all: boolean) =>
-    m.settleJoinWaits(all).catch((err) =>
+  let settling = Promise.resolve();
+  /** One settle at a time; `stop()` waits for the last before the store closes. */
+  const settle = (all: boolean) => {
+    settling = settling.then(() => m.settleJoinWaits(all)).catch((err) =>
       log.warn("messages waiting for a join could not be settled", {
         error: err instanceof Error ? err.message : String(err),
       })
     );
+  };
   return {
     outgoing: {
       render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
@@ -173,12 +176,13 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     },
     start: (signal) => {
       smtp.start(signal);
-      void settle(true);
-      sweep = setInterval(() => void settle(false), JOIN_SWEEP_MS);
+      settle(true);
+      sweep = setInterval(() => settle(false), JOIN_SWEEP_MS);
       signal.addEventListener("abort", () => clearInterval(sweep), { once: true });
     },
     stop: async () => {
       clearInterval(sweep);
+      await settling;
       await m.receipts.close();
       await smtp.stop();
     },
