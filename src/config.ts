@@ -2,7 +2,9 @@
  * Turns the daemon's environment variables and flags into one frozen `GatewayConfig`.
  * Pure: takes the argument list and an env reader, validates every input and names it on error.
  */
+import { posix } from "node:path";
 import {
+  DATA_DIR_STATE_ENTRIES,
   DataDirLayout,
   DEFAULT_DATA_DIR,
   DEFAULT_HOST,
@@ -180,6 +182,27 @@ function absoluteDir(value: string, name: string): string {
   return value.length > 1 ? value.replace(/\/+$/, "") : value;
 }
 
+/**
+ * Refuses a files directory that is the data directory, contains it, or lies in its state
+ * (`accounts/`, the license, …): every file there may be sent to a peer.
+ */
+function checkFilesDir(filesDir: string, dataDir: string, name: string): void {
+  const files = posix.normalize(filesDir);
+  const data = posix.normalize(dataDir);
+  const contains = files === data || files === "/" || data.startsWith(`${files}/`);
+  const inState = files.startsWith(`${data}/`) &&
+    DATA_DIR_STATE_ENTRIES.has(files.slice(data.length + 1).split("/")[0]);
+  if (contains || inState) {
+    throw new ConfigError(
+      `${name} "${filesDir}" is not valid: it ${
+        contains ? "is or contains" : "lies in the state of"
+      } ` +
+        `the data directory ${dataDir}, and files there may be sent to peers; expected a ` +
+        `directory outside the data directory's state (default: ${data}/${DataDirLayout.FILES_DIR})`,
+    );
+  }
+}
+
 /** Reads `--name value` and `--name=value` flags; `boolean` flags take no value. */
 export function readFlags(
   args: readonly string[],
@@ -260,9 +283,11 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   );
   const filesEnv = input("EDGE_FILES_DIR");
   const filesDirInput = str("files-dir") ?? filesEnv.value;
+  const filesDirName = str("files-dir") !== undefined ? "--files-dir" : filesEnv.label;
   const filesDir = filesDirInput === undefined
     ? `${dataDir}/${DataDirLayout.FILES_DIR}`
-    : absoluteDir(filesDirInput, str("files-dir") !== undefined ? "--files-dir" : filesEnv.label);
+    : absoluteDir(filesDirInput, filesDirName);
+  checkFilesDir(filesDir, dataDir, filesDirName);
   const profileEnv = input("EDGE_PROFILE");
   const profile = profileEnv.value?.trim();
   if (profile !== undefined && profile.length > 100) {

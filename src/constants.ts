@@ -81,3 +81,8 @@ export const DataDirLayout = {
   /** The device fingerprint stored at start, before license activation (P-51). */
   DEVICE_FINGERPRINT: "device-fingerprint",
 } as const;
+
+/** Top-level entries of the data directory that hold the gateway's state (all but the files dir). */
+export const DATA_DIR_STATE_ENTRIES: ReadonlySet<string> = new Set(
+  Object.entries(DataDirLayout).filter(([k]) => k !== "FILES_DIR").map(([, v]) => v.split("/")[0]),
+);

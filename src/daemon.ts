@@ -41,9 +41,10 @@ export async function runDaemon(args: readonly string[]): Promise<number> {
     await daemon.stop();
     return 0;
   } catch (err) {
+    // One line, once: the provisioning step that failed logged only its name.
     const fatal = err instanceof StartupError || err instanceof ConfigError;
-    log.error(fatal ? describeError(err) : `fatal: ${describeError(err)}`);
-    console.error(`edge-gateway: ${describeError(err)}`);
+    console.error(`edge-gateway: ${fatal ? "" : "fatal: "}${describeError(err)}`);
+    if (!fatal && err instanceof Error && err.stack) log.debug(err.stack);
     return 1;
   }
 }

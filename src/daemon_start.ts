@@ -31,9 +31,14 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-/** Provisions (SPEC §1 steps 1–6), then starts the HTTP server (step 7) and the mail loop. */
+/**
+ * Checks that the listen address can be bound (SPEC §1 step 7's precondition), then provisions
+ * (steps 1–6), then starts the HTTP server (step 7) and the mail loop. A taken port fails here,
+ * before the data directory or the relay is touched.
+ */
 export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon> {
   const bootStart = performance.now();
+  checkListenAddress(config);
   const early: GatewayEvent[] = []; // provisioning's events wait for the store's id sequence
   const account = await provision(config, { events: { publish: (e) => early.push(e) } });
   const bus = new EventBus({
@@ -127,12 +132,30 @@ function serve(
   try {
     return Deno.serve({ hostname: config.host, port: config.port, onListen: () => {} }, handler);
   } catch (err) {
-    throw new StartupError(
-      `cannot listen on ${config.host}:${config.port}: ${describeError(err)}`,
-      undefined,
-      {
-        cause: err,
-      },
-    );
+    throw listenError(config, err);
   }
+}
+
+/**
+ * Binds the listen address and releases it at once: a port another program holds (or an address
+ * this host does not have) is a StartupError before provisioning registers an account.
+ */
+export function checkListenAddress(config: Pick<GatewayConfig, "host" | "port">): void {
+  try {
+    Deno.listen({ hostname: config.host, port: config.port, transport: "tcp" }).close();
+  } catch (err) {
+    throw listenError(config, err);
+  }
+}
+
+/** `cannot listen on H:P: <OS error>`, with what to do when the port is taken. */
+function listenError(config: Pick<GatewayConfig, "host" | "port">, err: unknown): StartupError {
+  const hint = err instanceof Deno.errors.AddrInUse
+    ? "; another program is listening there: stop it or choose another --port"
+    : "";
+  return new StartupError(
+    `cannot listen on ${config.host}:${config.port}: ${describeError(err)}${hint}`,
+    undefined,
+    { cause: err },
+  );
 }

@@ -41,13 +41,17 @@ export class ConfigError extends GatewayError {}
 /** A fatal start-up failure (data dir, provisioning); the daemon prints it and exits non-zero. */
 export class StartupError extends GatewayError {}
 
-/** Returns a readable one-line description of any thrown value, keeping the cause chain. */
+/**
+ * Returns a readable one-line description of any thrown value, keeping the cause chain; a cause
+ * whose text an outer message already quotes is not repeated.
+ */
 export function describeError(err: unknown): string {
   const parts: string[] = [];
   let cur: unknown = err;
   for (let depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
     if (cur instanceof Error) {
-      if (!parts.includes(cur.message)) parts.push(cur.message);
+      const text = cur.message;
+      if (!parts.some((p) => p.includes(text))) parts.push(text);
       cur = cur.cause;
     } else {
       parts.push(String(cur));

@@ -8,7 +8,8 @@ import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
 import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
-import { Messages, type RenderedMail } from "./core/messages.ts";
+import { JoinWait } from "./core/join_wait.ts";
+import { Messages, type RenderedMail, type RenderFn } from "./core/messages.ts";
 import { PeerKeyCache } from "./core/peer_keys.ts";
 import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
@@ -20,6 +21,9 @@ import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
 const log = logger("receive");
+
+/** How often messages waiting for a join are checked for a join that timed out. */
+const JOIN_SWEEP_MS = 30_000;
 
 /** Inputs of {@link createMailRuntime}. */
 export interface MailRuntimeOptions {
@@ -64,11 +68,18 @@ export interface Messenger {
   readonly secureJoin: SecureJoin;
   readonly receipts: ReceiptBatcher;
   readonly receiver: Receiver;
+  /**
+   * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
+   * else the chats of join records, for timeouts); the outbox rows wake the sender.
+   */
+  settleJoinWaits(all?: boolean): Promise<void>;
 }
 
 /**
  * Composes the messenger over `ctx`: mails to send go to `queue` (the daemon's puts them in the
- * outbox and wakes the SMTP loop; tests hand them from one account to another).
+ * outbox; tests hand them from one account to another); chat messages that waited for a join
+ * are written to the outbox directly. Outbox writes wake the sender after their commit
+ * (`DomainTx.mailQueued`).
  */
 export function createMessenger(
   ctx: CoreContext,
@@ -78,7 +89,17 @@ export function createMessenger(
 ): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
-  const secureJoin = new SecureJoin({ ctx, self, composer, queue });
+  const joinWait = new JoinWait(ctx);
+  const render: RenderFn = (d, c, r) => composer.renderChat(d, c, r);
+  const secureJoin = new SecureJoin({
+    ctx,
+    self,
+    composer,
+    queue,
+    onJoined: async (chatId) => {
+      await joinWait.settle(chatId, render);
+    },
+  });
   const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
@@ -94,7 +115,10 @@ export function createMessenger(
     secureJoin,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
-  return { self, composer, secureJoin, receipts, receiver };
+  const settleJoinWaits = async (all = false) => {
+    await joinWait.settleAll(render, all);
+  };
+  return { self, composer, secureJoin, receipts, receiver, settleJoinWaits };
 }
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
@@ -117,6 +141,16 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
   const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
     messages.enqueueMail(mail); // wakes the SMTP loop after its commit
   });
+  let sweep: ReturnType<typeof setInterval> | undefined;
+  let settling = Promise.resolve();
+  /** One settle at a time; `stop()` waits for the last before the store closes. */
+  const settle = (all: boolean) => {
+    settling = settling.then(() => m.settleJoinWaits(all)).catch((err) =>
+      log.warn("messages waiting for a join could not be settled", {
+        error: err instanceof Error ? err.message : String(err),
+      })
+    );
+  };
   return {
     outgoing: new ComposerOutgoing(m.composer, m.receipts),
     secureJoin: m.secureJoin,
@@ -132,8 +166,15 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
         pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
       });
     },
-    start: (signal) => smtp.start(signal),
+    start: (signal) => {
+      smtp.start(signal);
+      settle(true);
+      sweep = setInterval(() => settle(false), JOIN_SWEEP_MS);
+      signal.addEventListener("abort", () => clearInterval(sweep), { once: true });
+    },
     stop: async () => {
+      clearInterval(sweep);
+      await settling;
       await m.receipts.close();
       await smtp.stop();
     },

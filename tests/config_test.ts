@@ -65,6 +65,24 @@ Deno.test("parseConfig() names the bad input and the accepted form", () => {
     [["--bogus"], {}, /unknown option --bogus/],
     [["--port"], {}, /--port needs a value/],
     [["serve"], {}, /unexpected argument "serve"/],
+    [
+      ["--data-dir", "/d", "--files-dir", "/d"],
+      {},
+      /--files-dir "\/d" is not valid: it is or contains the data directory \/d, and files there may be sent to peers; expected a directory outside the data directory's state \(default: \/d\/files\)/,
+    ],
+    [
+      ["--data-dir", "/srv/d"],
+      { EDGE_FILES_DIR: "/srv" },
+      /EDGE_FILES_DIR "\/srv" is not valid: it is or contains/,
+    ],
+    [["--data-dir", "/d", "--files-dir", "/"], {}, /is or contains the data directory/],
+    [["--data-dir", "/d", "--files-dir", "/d/x/.."], {}, /is or contains the data directory/],
+    [
+      ["--data-dir", "/d", "--files-dir", "/d/accounts"],
+      {},
+      /lies in the state of the data directory/,
+    ],
+    [["--data-dir", "/d", "--files-dir", "/d/accounts/1/blobs"], {}, /lies in the state of/],
   ];
   for (const [args, vars, re] of bad) {
     assert.throws(

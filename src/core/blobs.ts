@@ -1,9 +1,8 @@
 /**
  * The blob directory: content-addressed copies of message files named `<sha256 prefix>.<ext>`,
- * written atomically (temp file + rename) and deduplicated. A caller's file is only ever read.
+ * written atomically (temp file + rename) and deduplicated. Callers' files come in already opened.
  */
 import { createHash } from "node:crypto";
-import { GatewayError } from "../errors.ts";
 
 /** Hex digits of the SHA-256 kept in a blob name (128 bits). */
 export const BLOB_HASH_CHARS = 32;
@@ -72,34 +71,15 @@ export function blobName(sha256Hex: string, name: string): string {
   return sha256Hex.slice(0, BLOB_HASH_CHARS) + (ext === "" ? "" : `.${ext}`);
 }
 
-/** Absolute path of a blob; throws for a name that is not a blob name (no path tricks). */
-export function blobPath(blobDir: string, blob: string): string {
-  if (!BLOB_NAME.test(blob)) throw new Error(`"${blob}" is not a blob file name`);
-  return `${blobDir.replace(/\/+$/, "")}/${blob}`;
+/** Whether `name` has the form of a blob file name (`<32 hex>[.<ext>]`). */
+export function isBlobName(name: string): boolean {
+  return BLOB_NAME.test(name);
 }
 
-/**
- * Checks that `path` names an existing regular file (symlinks followed) and returns its info.
- * Throws GatewayError `Cannot read file "<path>": file does not exist` (or: is a directory, is
- * not a regular file, permission denied); the OS or Deno error stays the cause.
- */
-export async function statRegularFile(path: string): Promise<Deno.FileInfo> {
-  let info: Deno.FileInfo;
-  try {
-    info = await Deno.stat(path);
-  } catch (cause) {
-    const why = cause instanceof Deno.errors.NotFound
-      ? "file does not exist"
-      : cause instanceof Deno.errors.PermissionDenied
-      ? "permission denied"
-      : cause instanceof Error
-      ? cause.message
-      : String(cause);
-    throw new GatewayError(`Cannot read file "${path}": ${why}`, undefined, { cause });
-  }
-  if (info.isDirectory) throw new GatewayError(`Cannot read file "${path}": it is a directory`);
-  if (!info.isFile) throw new GatewayError(`Cannot read file "${path}": not a regular file`);
-  return info;
+/** Absolute path of a blob; throws for a name that is not a blob name (no path tricks). */
+export function blobPath(blobDir: string, blob: string): string {
+  if (!isBlobName(blob)) throw new Error(`"${blob}" is not a blob file name`);
+  return `${blobDir.replace(/\/+$/, "")}/${blob}`;
 }
 
 /** Moves a finished temp file to its blob name, or drops it when that blob exists already. */
@@ -114,24 +94,22 @@ async function settle(tmp: string, target: string): Promise<void> {
 }
 
 /**
- * Copies the file at `srcPath` into the blob directory (created if missing) and returns the
- * blob. The source is opened read-only and never moved or changed; the copy streams through
- * SHA-256, so equal contents with the same extension share one blob.
+ * Copies a file's content (an `AttachableFile`'s `chunks()`: the file that was checked, already
+ * open) into the blob directory (created if missing) and returns the blob named after `name`.
+ * The copy streams through SHA-256, so equal contents with the same extension share one blob.
  */
 export async function importFile(
   blobDir: string,
-  srcPath: string,
-  name: string = baseName(srcPath),
+  content: AsyncIterable<Uint8Array>,
+  name: string,
 ): Promise<BlobFile> {
-  await statRegularFile(srcPath);
   await Deno.mkdir(blobDir, { recursive: true });
   const tmp = await Deno.makeTempFile({ dir: blobDir, prefix: ".import-" });
   const hash = createHash("sha256");
   let bytes = 0;
   try {
-    using src = await Deno.open(srcPath, { read: true });
     using out = await Deno.open(tmp, { write: true, truncate: true });
-    for await (const chunk of src.readable) {
+    for await (const chunk of content) {
       hash.update(chunk);
       bytes += chunk.byteLength;
       for (let off = 0; off < chunk.byteLength;) off += await out.write(chunk.subarray(off));

@@ -6,62 +6,37 @@
 import { ContactId, MessageState } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../store/mod.ts";
-import { type BlobFile, blobPath, importFile, removeBlob } from "./blobs.ts";
+import { blobPath, importFile, removeBlob } from "./blobs.ts";
+import type { AttachableFile } from "./file_access.ts";
+import { JoinWait } from "./join_wait.ts";
 import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
+import type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
 import { Viewtype } from "../protocol.ts";
 
 export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
 
 export { DownloadState, Viewtype } from "../protocol.ts";
+export type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
 
 /** The id `get_message_ids` puts before each new day when asked for day markers. */
 export const DAY_MARKER_ID = 9;
-
-/** A message about to be rendered (no id yet). */
-export interface OutgoingDraft {
-  readonly chatId: number;
-  readonly text: string;
-  readonly viewtype: Viewtype;
-  /** Unix seconds (the Date header). */
-  readonly timestamp: number;
-  /** The attachment, already in the blob directory; read it from `file.path`. */
-  readonly file?: BlobFile;
-  /**
-   * Message-ID for In-Reply-To/References: the quoted message's, else the chat's newest ('' when
-   * none).
-   */
-  readonly inReplyTo: string;
-  /** Text of the quoted message, sent as `> ` lines above the text ('' for no quote). */
-  readonly quote: string;
-}
-
-/** What a renderer produced: the complete encrypted mail and its SMTP envelope. */
-export interface RenderedMail {
-  readonly raw: Uint8Array;
-  /** Message-ID without angle brackets; must be new. */
-  readonly rfc724Mid: string;
-  readonly envelopeFrom: string;
-  readonly recipients: readonly string[];
-  /** The Subject it used, stored with the message. */
-  readonly subject?: string;
-}
-
-/** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
-export type RenderFn = (
-  message: OutgoingDraft,
-  chat: ChatRecord,
-  recipients: readonly ContactRecord[],
-) => Promise<RenderedMail>;
 
 /** What to send. */
 export interface OutgoingMessage {
   readonly chatId: number;
   readonly text?: string;
-  /** A file on the daemon host; it is copied into the blob directory, never moved or changed. */
-  readonly file?: { readonly path: string; readonly name?: string; readonly mime?: string };
+  /**
+   * A file that passed the file rules (`openAttachableFile`), already open; its content is
+   * copied into the blob directory (the caller closes it). `name` defaults to its base name.
+   */
+  readonly file?: {
+    readonly source: AttachableFile;
+    readonly name?: string;
+    readonly mime?: string;
+  };
   /** Default: File with a file, else Text. */
   readonly viewtype?: Viewtype;
   /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
@@ -188,15 +163,19 @@ export class Messages {
   /**
    * Sends a message: checks the chat and its recipients (every one needs a key), copies the
    * file into the blob directory, renders with `render`, then inserts the message (state 10,
-   * from 1) and its outbox row in one transaction and returns the id. Emits
+   * from 1) and its outbox row in one transaction and returns the id. A message to a contact
+   * whose SecureJoin handshake is in progress (no key yet) is stored unrendered instead and goes
+   * out when the join completes, or fails when it times out (`join_wait.ts`). Emits
    * `MsgsChanged{chatId,msgId}` after the commit. When rendering or the transaction fails,
    * nothing is stored and a blob copied for this call alone is removed again.
    */
   async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
     const chat = this.#chats.require(m.chatId);
-    const recipients = this.sendRecipients(chat);
+    const waits = await this.#joinWait(chat, render);
+    const recipients = waits ? [] : this.sendRecipients(chat);
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
-    const file = m.file && await importFile(this.ctx.blobDir, m.file.path, m.file.name);
+    const file = m.file &&
+      await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) hold(blob.path, 1);
     let msgId: number | undefined;
@@ -210,6 +189,10 @@ export class Messages {
         inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
         quote: quoted === undefined ? "" : quoteTextOf(quoted),
       };
+      if (waits) {
+        msgId = this.#insertOutgoing(draft);
+        return msgId;
+      }
       const mail = await render(draft, chat, recipients);
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
@@ -220,6 +203,18 @@ export class Messages {
       if (blob) hold(blob.path, -1);
       if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
     }
+  }
+
+  /**
+   * Whether a message to `chat` must wait for a SecureJoin handshake (`join_wait.ts`); earlier
+   * waiting messages of the chat are settled first. Cheap when no recipient ever joined.
+   */
+  async #joinWait(chat: ChatRecord, render: RenderFn): Promise<boolean> {
+    const members = this.#chats.recipients(chat);
+    const wait = new JoinWait(this.ctx);
+    if (!wait.joinedOrJoining(members)) return false;
+    await wait.settle(chat.id, render);
+    return wait.mustWait(chat, members);
   }
 
   /**
@@ -251,16 +246,17 @@ export class Messages {
     return q;
   }
 
-  #insertOutgoing(d: OutgoingDraft, mail: RenderedMail): number {
+  /** Inserts the message (state 10) and its outbox row; without `mail` it waits for a join. */
+  #insertOutgoing(d: OutgoingDraft, mail?: RenderedMail): number {
     return this.ctx.tx.run((emit) => {
       const msgId = this.ctx.store.msgs.insert({
-        rfc724Mid: mail.rfc724Mid,
+        rfc724Mid: mail?.rfc724Mid ?? "",
         chatId: d.chatId,
         fromId: ContactId.SELF,
         text: d.text,
         timestamp: d.timestamp,
         state: MessageState.PENDING,
-        subject: mail.subject ?? "",
+        subject: mail?.subject ?? "",
         timestampSent: d.timestamp,
         timestampRcvd: d.timestamp,
         quote: d.quote,
@@ -271,8 +267,10 @@ export class Messages {
         fileBytes: d.file?.bytes ?? 0,
         inReplyTo: d.inReplyTo,
       });
-      this.ctx.store.outbox.enqueue({ msgId, ...mail });
-      this.ctx.tx.mailQueued();
+      if (mail !== undefined) {
+        this.ctx.store.outbox.enqueue({ msgId, ...mail });
+        this.ctx.tx.mailQueued();
+      }
       emit({ kind: "MsgsChanged", chatId: d.chatId, msgId });
       return msgId;
     });

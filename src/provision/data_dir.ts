@@ -2,6 +2,7 @@
  * Step 1 of provisioning: the data directory exists, is private (0700) and writable. The
  * exclusive lock that follows lives in lock.ts; the helpers here serve step 2 as well.
  */
+import { DataDirLayout } from "../constants.ts";
 import { StartupError } from "../errors.ts";
 
 /** The user the daemon runs as; undefined when it cannot be asked (no `sys` permission). */
@@ -64,6 +65,25 @@ export function prepareDataDir(dir: string): void {
     assertWritable(dir, `Data directory ${dir} is not writable`);
   } catch (err) {
     throw foreignOwnerError(dir, info, err) ?? err;
+  }
+}
+
+/**
+ * Creates the default files directory `<data dir>/files` (0700) when it is missing, so files can
+ * be put there to send; a files directory configured elsewhere is the operator's to create.
+ */
+export function prepareDefaultFilesDir(filesDir: string, dataDir: string): void {
+  if (filesDir !== `${dataDir}/${DataDirLayout.FILES_DIR}`) return;
+  try {
+    Deno.mkdirSync(filesDir, { recursive: true, mode: 0o700 });
+  } catch (cause) {
+    throw new StartupError(
+      `Cannot create files directory ${filesDir}: ${errText(cause)}`,
+      undefined,
+      {
+        cause,
+      },
+    );
   }
 }
 

@@ -12,7 +12,7 @@ import { ConfigKey, Store } from "../store/mod.ts";
 import type { ServerParams } from "../transport/server_params.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
-import { errText, prepareDataDir } from "./data_dir.ts";
+import { errText, prepareDataDir, prepareDefaultFilesDir } from "./data_dir.ts";
 import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
 import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
@@ -84,7 +84,8 @@ async function step<T>(
     log.info(`step ${n}/${STEPS} ${name}: done`, { ms: timings[name] });
     return out;
   } catch (err) {
-    log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms(), error: describeError(err) });
+    // The error itself is printed once, by the daemon, when the start fails.
+    log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms() });
     throw err;
   }
 }
@@ -112,6 +113,7 @@ export async function provision(
   const timings: Record<string, number> = {};
   const lock = await step(timings, 1, "data directory", () => {
     prepareDataDir(config.dataDir);
+    prepareDefaultFilesDir(config.filesDir, config.dataDir);
     return DataDirLock.acquire(config.dataDir);
   });
   const opened: { store?: Store } = {};

@@ -7,7 +7,7 @@
  */
 import { Chats } from "../core/chats.ts";
 import { Contacts } from "../core/contacts.ts";
-import type { CoreContext } from "../core/context.ts";
+import { type CoreContext, nowSeconds } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
@@ -28,6 +28,8 @@ export interface JoinerDeps {
   readonly self: SelfIdentity;
   readonly composer: MailComposer;
   readonly queue: QueueMail;
+  /** Called after a join completed (the 1:1 chat): messages that waited for it go out. */
+  readonly onJoined?: (chatId: number) => Promise<void>;
 }
 
 /** The stored form of a handshake's invite. */
@@ -107,6 +109,7 @@ export class Joiner {
         contactId: contact.id,
         chatId,
         step: key ? SecureJoinStep.VC_REQUEST_WITH_AUTH : SecureJoinStep.VC_REQUEST,
+        createdAt: nowSeconds(this.deps.ctx),
       });
       return { contactId: contact.id, chatId, joinerId, key };
     });
@@ -165,8 +168,12 @@ export class Joiner {
     return true;
   }
 
-  /** vc-contact-confirm from the inviter: the inviter is verified (1000), the handshake ends. */
-  onContactConfirm(mail: ReadMail): boolean {
+  /**
+   * vc-contact-confirm from the inviter: the inviter is verified (1000), the handshake ends, and
+   * messages that waited for it go out (`onJoined`; a failure there is logged, and they are
+   * retried at the next start).
+   */
+  async onContactConfirm(mail: ReadMail): Promise<boolean> {
     const pending = this.#pending(mail);
     if (pending === undefined || pending.joiner.step !== SecureJoinStep.VC_REQUEST_WITH_AUTH) {
       log.warn("vc-contact-confirm without a matching handshake ignored", {
@@ -182,6 +189,14 @@ export class Joiner {
       emit(joinerProgress(joiner, 1000));
     });
     log.info("inviter verified; handshake done", { contactId: joiner.contactId });
+    try {
+      await this.deps.onJoined?.(joiner.chatId);
+    } catch (err) {
+      log.warn("messages waiting for the join could not be sent yet", {
+        chatId: joiner.chatId,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
     return true;
   }
 }

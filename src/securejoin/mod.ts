@@ -6,7 +6,7 @@ import type { ReadMail } from "../core/mail_reader.ts";
 import type { SecureJoinReceiver } from "../core/receive.ts";
 import { logger } from "../log.ts";
 import { Inviter, type InviterDeps } from "./inviter.ts";
-import { Joiner } from "./joiner.ts";
+import { Joiner, type JoinerDeps } from "./joiner.ts";
 import { SecureJoinStep } from "../protocol.ts";
 
 const log = logger("securejoin");
@@ -24,7 +24,7 @@ export class SecureJoin implements SecureJoinService, SecureJoinReceiver {
   readonly inviter: Inviter;
   readonly joiner: Joiner;
 
-  constructor(deps: InviterDeps) {
+  constructor(deps: InviterDeps & Pick<JoinerDeps, "onJoined">) {
     this.inviter = new Inviter(deps);
     this.joiner = new Joiner(deps);
   }
@@ -51,7 +51,7 @@ export class SecureJoin implements SecureJoinService, SecureJoinReceiver {
         await this.inviter.onRequestWithAuth(mail);
         return;
       case SecureJoinStep.VC_CONTACT_CONFIRM:
-        this.joiner.onContactConfirm(mail);
+        await this.joiner.onContactConfirm(mail);
         return;
       default:
         log.info("SecureJoin step not handled; ignored", { step, from: mail.from.addr });

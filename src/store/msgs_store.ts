@@ -214,6 +214,31 @@ export class MsgsStore {
     ).changes > 0;
   }
 
+  /**
+   * Our messages waiting for a SecureJoin handshake (state 10, not rendered: no Message-ID),
+   * oldest first; of one chat, or of all chats.
+   */
+  waitingForJoin(chatId?: number): MessageRecord[] {
+    const where = `${SELECT} WHERE from_id = 1 AND state = 10 AND rfc724_mid = '' AND hidden = 0`;
+    const rows = chatId === undefined
+      ? this.db.all<Record<string, unknown>>(`${where} ORDER BY id`)
+      : this.db.all<Record<string, unknown>>(`${where} AND chat_id = ? ORDER BY id`, chatId);
+    return rows.map((r) => toRecord(r)!);
+  }
+
+  /**
+   * Gives a waiting message the Message-ID and Subject of the mail rendered for it; false when it
+   * is no longer waiting (rendered by someone else, failed or deleted).
+   */
+  setRendered(id: number, rfc724Mid: string, subject: string): boolean {
+    return this.db.run(
+      "UPDATE msgs SET rfc724_mid = ?, subject = ? WHERE id = ? AND rfc724_mid = '' AND state = 10",
+      rfc724Mid,
+      subject,
+      id,
+    ).changes > 0;
+  }
+
   /** Records an error text. */
   setError(id: number, error: string): void {
     this.db.run("UPDATE msgs SET error = ? WHERE id = ?", error, id);

@@ -36,6 +36,8 @@ export interface NewJoiner {
   readonly contactId: number;
   readonly chatId: number;
   readonly step: string;
+  /** Unix seconds when the join started (default: the database's clock). */
+  readonly createdAt?: number;
 }
 
 interface TokenRow {
@@ -116,11 +118,13 @@ export class SecureJoinStore {
   /** Stores a joiner handshake; returns its id. */
   addJoiner(j: NewJoiner): number {
     return this.db.run(
-      "INSERT INTO securejoin_joiner (invite, contact_id, chat_id, step) VALUES (?, ?, ?, ?)",
+      "INSERT INTO securejoin_joiner (invite, contact_id, chat_id, step, created_at) " +
+        "VALUES (?, ?, ?, ?, coalesce(?, unixepoch()))",
       JSON.stringify(j.invite),
       j.contactId,
       j.chatId,
       j.step,
+      j.createdAt ?? null,
     ).lastId;
   }
 

@@ -4,6 +4,7 @@
  */
 import { type CoreContext, createCoreContext } from "../../src/core/context.ts";
 import { Contacts } from "../../src/core/contacts.ts";
+import { type AttachableFile, openAttachableFile } from "../../src/core/file_access.ts";
 import type { RenderedMail, RenderFn } from "../../src/core/messages.ts";
 import type { EventSink, GatewayEvent } from "../../src/events/types.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
@@ -79,4 +80,13 @@ export function fakeRender(calls: Parameters<RenderFn>[] = []): RenderFn {
     };
     return Promise.resolve(mail);
   };
+}
+
+/** Opens `path` under the file rules, its own directory being the files directory (close it). */
+export function attach(path: string): Promise<AttachableFile> {
+  const filesDir = path.slice(0, path.lastIndexOf("/"));
+  return openAttachableFile(path, { filesDir, dataDir: "/nonexistent/data" }, {
+    method: "test",
+    verb: "sent",
+  });
 }

@@ -6,21 +6,23 @@ import {
   blobPath,
   extensionOf,
   importFile,
+  isBlobName,
   mimeOf,
   removeBlob,
-  statRegularFile,
   writeBlob,
 } from "../../src/core/blobs.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { attach } from "./_messaging.ts";
 
-Deno.test("importFile() copies into the blob dir and leaves the source as it was", async () => {
+Deno.test("importFile() copies an opened file into the blob dir and leaves it as it was", async () => {
   await withTempDir(async (dir) => {
     const src = `${dir}/Report 2026.PDF`;
     const data = new TextEncoder().encode("%PDF-1.7 test");
     await Deno.writeFile(src, data);
     await Deno.chmod(src, 0o444);
     const before = await Deno.stat(src);
-    const blob = await importFile(`${dir}/blobs`, src);
+    await using file = await attach(src);
+    const blob = await importFile(`${dir}/blobs`, file.chunks(), file.name);
     const hash = createHash("sha256").update(data).digest("hex");
     assert.equal(blob.blob, `${hash.slice(0, 32)}.pdf`);
     assert.equal(blob.path, `${dir}/blobs/${blob.blob}`);
@@ -32,7 +34,7 @@ Deno.test("importFile() copies into the blob dir and leaves the source as it was
     assert.deepEqual(await Deno.readFile(src), data, "source bytes unchanged");
     assert.equal(after.mtime?.getTime(), before.mtime?.getTime(), "source not rewritten");
     assert.equal(after.ino, before.ino, "source not moved");
-    const again = await importFile(`${dir}/blobs`, src, "other.pdf");
+    const again = await importFile(`${dir}/blobs`, file.chunks(), "other.pdf");
     assert.equal(again.blob, blob.blob, "same content and extension → same blob");
     assert.equal(again.name, "other.pdf");
     const names = [...Deno.readDirSync(`${dir}/blobs`)].map((e) => e.name);
@@ -40,15 +42,21 @@ Deno.test("importFile() copies into the blob dir and leaves the source as it was
   });
 });
 
-Deno.test("importFile() and statRegularFile() say what is wrong with the path", async () => {
+Deno.test("importFile() reads large content in order and leaves no temp file on failure", async () => {
   await withTempDir(async (dir) => {
-    await assert.rejects(importFile(`${dir}/b`, `${dir}/nope.txt`), {
-      code: -1,
-      message: `Cannot read file "${dir}/nope.txt": file does not exist`,
-    });
-    await assert.rejects(statRegularFile(dir), {
-      message: `Cannot read file "${dir}": it is a directory`,
-    });
+    const data = Uint8Array.from({ length: 600_000 }, (_, i) => (i * 7 + (i >> 9)) & 255);
+    await Deno.writeFile(`${dir}/big.bin`, data);
+    await using file = await attach(`${dir}/big.bin`);
+    const blob = await importFile(`${dir}/blobs`, file.chunks(), file.name);
+    assert.deepEqual(await Deno.readFile(blob.path), data);
+    assert.equal(file.size, data.byteLength);
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield new Uint8Array([1]);
+      throw new Error("read failed");
+    }
+    await assert.rejects(importFile(`${dir}/blobs`, failing(), "x.bin"), /read failed/);
+    const names = [...Deno.readDirSync(`${dir}/blobs`)].map((e) => e.name);
+    assert.deepEqual(names, [blob.blob], "the temp file is removed");
   });
 });
 
@@ -73,4 +81,6 @@ Deno.test("blob names and MIME types follow the extension", () => {
   assert.equal(extensionOf("x.we!rd"), "");
   assert.equal(mimeOf("photo.JPG"), "image/jpeg");
   assert.equal(mimeOf("secret.pdf.prv"), "application/octet-stream");
+  assert.equal(isBlobName(`${"ab".repeat(16)}.pdf`), true);
+  assert.equal(isBlobName(".import-123"), false);
 });

@@ -5,7 +5,7 @@ import { Contacts } from "../../src/core/contacts.ts";
 import { Messages } from "../../src/core/messages.ts";
 import { Store } from "../../src/store/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-import { addPeer, type Bench, bench, fakeRender, NOW_S } from "./_messaging.ts";
+import { addPeer, attach, type Bench, bench, fakeRender, NOW_S } from "./_messaging.ts";
 
 function withChat(b: Bench): { chatId: number; bob: number } {
   const bob = addPeer(b, "bob@relay.test", "b", "Bob");
@@ -60,9 +60,10 @@ Deno.test("createOutgoing() with a throwing renderer leaves no rows, no events, 
     const { chatId } = withChat(b);
     const src = `${dir}/doc.txt`;
     await Deno.writeTextFile(src, "keep me");
+    await using file = await attach(src);
     const failing = () => Promise.reject(new Error("encryption failed"));
     await assert.rejects(
-      new Messages(b.ctx).createOutgoing({ chatId, file: { path: src } }, failing),
+      new Messages(b.ctx).createOutgoing({ chatId, file: { source: file } }, failing),
       /encryption failed/,
     );
     assert.equal(b.store.countMessages(), 0);
@@ -94,9 +95,10 @@ Deno.test("createOutgoing() sends a copy of the file and keeps its original name
     const { chatId } = withChat(b);
     const src = `${dir}/secret.pdf.prv`;
     await Deno.writeFile(src, new Uint8Array([1, 2, 3, 4, 5, 6, 7]));
+    await using file = await attach(src);
     const messages = new Messages(b.ctx);
     const calls: Parameters<ReturnType<typeof fakeRender>>[] = [];
-    const id = await messages.createOutgoing({ chatId, file: { path: src } }, fakeRender(calls));
+    const id = await messages.createOutgoing({ chatId, file: { source: file } }, fakeRender(calls));
     const d = messages.details(id)!;
     assert.match(d.file!, new RegExp(`^${dir}/blobs/[0-9a-f]{32}\\.prv$`));
     assert.equal(calls[0][0].file?.path, d.file);
@@ -130,10 +132,11 @@ Deno.test("delete() removes messages, queued mail and blobs no other message use
     const { chatId } = withChat(b);
     const src = `${dir}/a.txt`;
     await Deno.writeTextFile(src, "shared");
+    await using file = await attach(src);
     const messages = new Messages(b.ctx);
     const render = fakeRender();
-    const first = await messages.createOutgoing({ chatId, file: { path: src } }, render);
-    const second = await messages.createOutgoing({ chatId, file: { path: src } }, render);
+    const first = await messages.createOutgoing({ chatId, file: { source: file } }, render);
+    const second = await messages.createOutgoing({ chatId, file: { source: file } }, render);
     const blob = messages.details(first)!.file!;
     assert.equal(messages.details(second)!.file, blob, "one blob for both");
     b.sink.take();

@@ -10,6 +10,7 @@ import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
+import { attach } from "./_messaging.ts";
 
 async function pair(blobDir?: string) {
   const a = await testAccount("alice@relay.test", "Alice", blobDir);
@@ -21,8 +22,9 @@ async function pair(blobDir?: string) {
 
 /** Sends through `send_msg`'s path and returns the message id and the queued mail's bytes. */
 async function send(from: TestAccount, chatId: number, text: string, file?: string) {
+  await using source = file === undefined ? undefined : await attach(file);
   const msgId = await new Messages(from.ctx).createOutgoing(
-    { chatId, text, file: file ? { path: file } : undefined },
+    { chatId, text, file: source && { source } },
     (d, c, r) => from.composer.renderChat(d, c, r),
   );
   const row = from.store.outbox.due(Date.now()).find((r) => r.msgId === msgId)!;

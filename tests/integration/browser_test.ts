@@ -63,8 +63,11 @@ function servePage(): { origin: string; reports: Report[]; server: Deno.HttpServ
 /** Headless chromium showing `url`, with a throwaway profile; stop it with `close()`. */
 async function openBrowser(url: string): Promise<AsyncDisposable & { pid: number }> {
   const profile: TempDir = await makeTempDir("chromium");
-  const child = new Deno.Command(CHROMIUM, {
+  // setsid: chromium leads a process group of its own, so its helpers (zygote, renderers) are
+  // stopped with it and no longer write into the profile while it is removed.
+  const child = new Deno.Command("setsid", {
     args: [
+      CHROMIUM,
       "--headless",
       "--no-sandbox",
       "--disable-gpu",
@@ -84,10 +87,19 @@ async function openBrowser(url: string): Promise<AsyncDisposable & { pid: number
   return {
     pid: child.pid,
     async [Symbol.asyncDispose]() {
-      try {
-        Deno.kill(child.pid, "SIGTERM");
-      } catch { /* already gone */ }
+      const signalGroup = (signal: Deno.Signal) => {
+        try {
+          Deno.kill(-child.pid, signal);
+          return true;
+        } catch {
+          return false; // the whole group is gone
+        }
+      };
+      signalGroup("SIGTERM");
       await child.status;
+      const gone = await poll(() => Promise.resolve(!signalGroup("SIGCONT")), (g) => g, 5_000, 50);
+      if (!gone) signalGroup("SIGKILL");
+      await poll(() => Promise.resolve(!signalGroup("SIGCONT")), (g) => g, 5_000, 50);
       await profile.cleanup();
     },
   };

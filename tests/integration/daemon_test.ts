@@ -85,6 +85,25 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
   });
 
   await t.step(
+    "a port in use fails before registering, saying so once; the data dir gets no account",
+    async () => {
+      using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = taken.addr.port;
+      const dir = `${tmp.path}/port-taken`;
+      const d = spawnDaemon({ relay, dataDir: dir, port });
+      assert.notEqual(await d.exited, 0);
+      const out = d.output();
+      const said = `cannot listen on 127.0.0.1:${port}: Address already in use`;
+      assert.equal(out.split(said).length - 1, 1, `said once:\n${out}`);
+      assert.equal(out.split("Address already in use").length - 1, 1, `OS error once:\n${out}`);
+      assert.match(out, /another program is listening there: stop it or choose another --port/);
+      assert.doesNotMatch(out, /step \d\/7/, "no provisioning step ran");
+      assert.equal(accountsOnRelay(relay.dir), 0, "no registration");
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).sort(), ["files"]);
+    },
+  );
+
+  await t.step(
     "license files without an accounts index: 'accounts directory is not empty'",
     async () => {
       const dir = `${tmp.path}/orphan`;

@@ -117,6 +117,39 @@ Deno.test({
       ]);
       assert.deepEqual(await Deno.readFile(fm.file!), bytes);
       assert.deepEqual(await Deno.readFile(path), bytes);
+
+      // The file rules in the daemon as shipped: Deno's read permission follows the given path,
+      // so a link inside the files directory would reach /etc/shadow or the database; every such
+      // send is -1 naming the rule and stores nothing.
+      const files = `${bob.dir.path}/data/files`;
+      await Deno.symlink("/etc/shadow", `${files}/shadow`);
+      await Deno.symlink("/etc", `${files}/etc`);
+      await Deno.symlink(`${bob.dir.path}/data/accounts/1/gateway.db`, `${files}/db`);
+      await Deno.link(path, `${files}/report-link.bin`);
+      const fifo = await new Deno.Command("mkfifo", { args: [`${files}/pipe`] }).output();
+      assert.equal(fifo.code, 0);
+      const idsBefore = await bob.call<number[]>("get_message_ids", 1, bobChat, false, false);
+      const refusals: [string, RegExp][] = [
+        [`${files}/shadow`, /leads outside the files directory/],
+        [`${files}/etc/passwd`, /leads outside the files directory/],
+        [`${files}/db`, /leads to the gateway's own state/],
+        [`${bob.dir.path}/data/accounts/1/gateway.db`, /is the gateway's own state/],
+        ["/etc/machine-id", /is the device identity/],
+        [`${files}/report-link.bin`, /has 2 hard links/],
+        [`${files}/pipe`, /is a FIFO/],
+      ];
+      for (const [file, rule] of refusals) {
+        await assert.rejects(bob.call("send_msg", 1, bobChat, { file }), (e: Error) => {
+          assert.equal((e as Error & { code: number }).code, -1, e.message);
+          assert.match(e.message, rule);
+          return true;
+        });
+      }
+      assert.deepEqual(
+        await bob.call<number[]>("get_message_ids", 1, bobChat, false, false),
+        idsBefore,
+        "nothing stored",
+      );
     } catch (err) {
       console.error(`--- alice ---\n${alice.daemon.output().slice(-5000)}`);
       console.error(`--- bob ---\n${bob.daemon.output().slice(-5000)}`);

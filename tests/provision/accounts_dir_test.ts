@@ -2,7 +2,11 @@
 import assert from "node:assert/strict";
 import { StartupError } from "../../src/errors.ts";
 import { prepareAccountsDir } from "../../src/provision/accounts_dir.ts";
-import { foreignOwnerError, prepareDataDir } from "../../src/provision/data_dir.ts";
+import {
+  foreignOwnerError,
+  prepareDataDir,
+  prepareDefaultFilesDir,
+} from "../../src/provision/data_dir.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 
 const startupError = (re: RegExp) => (e: Error) => e instanceof StartupError && re.test(e.message);
@@ -23,6 +27,15 @@ Deno.test("prepareAccountsDir() creates a private accounts dir and index, and ac
     dir: "1",
   }]);
   assert.equal(prepareAccountsDir(dir).created, false);
+});
+
+Deno.test("prepareDefaultFilesDir() creates <data dir>/files (0700), never a configured one", async () => {
+  await using tmp = await makeTempDir("fd");
+  prepareDefaultFilesDir(`${tmp.path}/files`, tmp.path);
+  assert.equal(Deno.statSync(`${tmp.path}/files`).mode! & 0o777, 0o700);
+  prepareDefaultFilesDir(`${tmp.path}/files`, tmp.path);
+  prepareDefaultFilesDir(`${tmp.path}/elsewhere`, tmp.path);
+  assert.throws(() => Deno.statSync(`${tmp.path}/elsewhere`), Deno.errors.NotFound);
 });
 
 Deno.test("prepareDataDir() tightens an existing directory to 0700 and refuses a file", async () => {

@@ -119,3 +119,23 @@ Deno.test("MsgsStore.fileRefs() counts the messages that use a blob", () => {
     assert.equal(s.msgs.fileRefs(""), 0);
   });
 });
+
+Deno.test("MsgsStore.waitingForJoin() lists our unrendered pending messages; setRendered() once", () => {
+  withStore((s) => {
+    const wait1 = s.msgs.insert({ chatId: 10, fromId: 1, state: 10, timestamp: 5 });
+    s.msgs.insert({ rfc724Mid: "sent@x", chatId: 10, fromId: 1, state: 10, timestamp: 6 });
+    s.msgs.insert({ chatId: 10, fromId: 11, state: 1, timestamp: 7 });
+    const wait2 = s.msgs.insert({ chatId: 11, fromId: 1, state: 10, timestamp: 8 });
+    const failed = s.msgs.insert({ chatId: 10, fromId: 1, state: 24, timestamp: 9 });
+    assert.deepEqual(s.msgs.waitingForJoin().map((m) => m.id), [wait1, wait2]);
+    assert.deepEqual(s.msgs.waitingForJoin(10).map((m) => m.id), [wait1]);
+    assert.equal(s.msgs.setRendered(wait1, "r1@x", "Message from Me"), true);
+    assert.equal(s.msgs.setRendered(wait1, "r2@x", "again"), false, "rendered only once");
+    assert.equal(s.msgs.setRendered(failed, "r3@x", ""), false, "a failed message stays failed");
+    assert.deepEqual([s.msgs.get(wait1)!.rfc724Mid, s.msgs.get(wait1)!.subject], [
+      "r1@x",
+      "Message from Me",
+    ]);
+    assert.deepEqual(s.msgs.waitingForJoin().map((m) => m.id), [wait2]);
+  });
+});

@@ -2,12 +2,12 @@
  * Message RPC methods: `send_msg`, `get_message_ids`, `get_messages` (SPEC §4) and Delta Chat's
  * `get_message`, `markseen_msgs`, `get_fresh_msgs`, `delete_messages`.
  */
-import { statRegularFile } from "../../core/blobs.ts";
 import { Chats } from "../../core/chats.ts";
 import { contextOf } from "../../core/context.ts";
+import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
 import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
-import { GatewayError, InvalidParamsError, NotFoundError } from "../../errors.ts";
+import { InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { describeJson, matchesType } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
@@ -43,8 +43,8 @@ function optionalString(data: Record<string, unknown>, key: string): string | un
 
 /**
  * Checks `MessageData {text?, file?, filename?, viewtype?, quotedMessageId?}`: wrong types, an unknown viewtype,
- * an empty message or a viewtype that contradicts `file` → -32602; a `file` that is not an
- * absolute path → -1. `viewtype` defaults to File with a file, else Text.
+ * an empty message or a viewtype that contradicts `file` → -32602. `viewtype` defaults to File
+ * with a file, else Text. The file itself is checked when it is opened (`openAttachableFile`).
  */
 export function parseMessageData(value: Record<string, unknown>): MessageData {
   for (const key of UNSUPPORTED) {
@@ -71,11 +71,6 @@ export function parseMessageData(value: Record<string, unknown>): MessageData {
   if (file !== undefined && viewtype === Viewtype.TEXT) {
     throw new InvalidParamsError('MessageData.viewtype "Text" cannot carry a "file"');
   }
-  if (file !== undefined && !file.startsWith("/")) {
-    throw new GatewayError(
-      `Cannot read file "${file}": the path must be absolute (a path on the daemon host)`,
-    );
-  }
   const quoted = value.quotedMessageId;
   if (quoted !== undefined && quoted !== null && !matchesType("u32", quoted)) {
     throw new InvalidParamsError(
@@ -86,14 +81,20 @@ export function parseMessageData(value: Record<string, unknown>): MessageData {
   return { text, file, filename, viewtype, quotedMessageId };
 }
 
+/** How send_msg names itself when it refuses a file. */
+const SEND_USE: FileUse = { method: "send_msg", verb: "sent" };
+
 /**
  * `send_msg [account_id, chat_id, MessageData]` → message id (state 10, pending).
- * `{text}` sends text; `{file, viewtype?, text?, filename?}` copies the file (absolute path on
- * the daemon host; never moved or changed) into the blob directory and sends it. The message
- * and its outbox row are written in one transaction; `MsgsChanged{chatId,msgId}` follows, then
- * `MsgDelivered` once the relay accepted it. Errors: unknown chat, missing file
- * (`Cannot read file "/x": file does not exist`) or a recipient without key → -1; bad
- * MessageData → -32602.
+ * `{text}` sends text; `{file, viewtype?, text?, filename?}` copies the file into the blob
+ * directory and sends it: a regular file whose real path lies inside the files directory (or
+ * a stored message's blob), opened once and read from that handle (`openAttachableFile`); never
+ * moved or changed. The message and its outbox row are written in one transaction;
+ * `MsgsChanged{chatId,msgId}` follows, then `MsgDelivered` once the relay accepted it. Errors:
+ * unknown chat, a file the rules refuse (`send_msg: "/x" is not inside the files directory …`),
+ * or a recipient without key → -1 and nothing is stored; bad
+ * MessageData → -32602. To a contact whose SecureJoin handshake is still running (no key yet)
+ * the message waits, pending, and goes out when the join completes (or fails when it times out).
  */
 export const sendMsg: MethodEntry = {
   name: "send_msg",
@@ -112,13 +113,15 @@ export const sendMsg: MethodEntry = {
     const m = parseMessageData(data as Record<string, unknown>);
     const ctx = contextOf(s);
     new Chats(ctx).require(chatId as number);
-    if (m.file !== undefined) await statRegularFile(m.file);
+    await using file = m.file === undefined
+      ? undefined
+      : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
     const outgoing = s.outgoing;
     const msgId = await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,
       viewtype: m.viewtype,
-      file: m.file === undefined ? undefined : { path: m.file, name: m.filename },
+      file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
     }, (draft, chat, recipients) => outgoing.render(draft, chat, recipients));
     return msgId;

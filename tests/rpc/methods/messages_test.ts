@@ -28,7 +28,8 @@ Deno.test("send_msg sends text and files; the caller's file stays where it was",
     try {
       const textId = await result(s, "send_msg", [1, s.chatId, { text: "hi" }]);
       assert.equal(textId, 10);
-      const src = `${dir}/report.txt.prv`;
+      await Deno.mkdir(`${dir}/files`);
+      const src = `${dir}/files/report.txt.prv`;
       await Deno.writeTextFile(src, "encrypted bytes");
       const fileId = await result(s, "send_msg", [1, s.chatId, { file: src, text: "see file" }]);
       assert.equal(s.wakes.count, 2, "the sender is woken once per queued message");
@@ -63,15 +64,27 @@ Deno.test("send_msg says clearly what is wrong with MessageData or the file", as
     const s = { ...base, outgoing: fakeOutgoing() };
     try {
       const err = (data: unknown, chat = s.chatId) => rpcError(s, "send_msg", [1, chat, data]);
-      assert.deepEqual(await err({ file: `${dir}/missing.prv` }), {
+      assert.deepEqual(await err({ file: `${dir}/files/missing.prv` }), {
         code: -1,
-        message: `Cannot read file "${dir}/missing.prv": file does not exist`,
+        message: `send_msg: the files directory ${dir}/files does not exist; create it and put ` +
+          "the files to be sent there",
       });
-      assert.deepEqual(await err({ file: dir }), {
+      await Deno.mkdir(`${dir}/files/sub`, { recursive: true });
+      const only = `only regular files inside the files directory ${dir}/files, or files of ` +
+        "stored messages, may be sent";
+      assert.deepEqual(await err({ file: `${dir}/files/missing.prv` }), {
         code: -1,
-        message: `Cannot read file "${dir}": it is a directory`,
+        message: `send_msg: "${dir}/files/missing.prv" does not exist (${only})`,
       });
-      assert.equal((await err({ file: "relative.txt" })).code, -1);
+      assert.deepEqual(await err({ file: `${dir}/files/sub` }), {
+        code: -1,
+        message: `send_msg: "${dir}/files/sub" is a directory (${only})`,
+      });
+      assert.deepEqual(await err({ file: "relative.txt" }), {
+        code: -1,
+        message: `send_msg: "relative.txt" is not an absolute path; give the absolute path of a ` +
+          `file inside the files directory ${dir}/files`,
+      });
       assert.deepEqual(await err({ text: "x", viewtype: "Bogus" }), {
         code: -32602,
         message: 'MessageData.viewtype "Bogus" is not a viewtype; use one of Text, Image, Gif, ' +
@@ -92,6 +105,72 @@ Deno.test("send_msg says clearly what is wrong with MessageData or the file", as
       });
       assert.deepEqual(await err({ text: "x" }, 99), { code: -1, message: "chat 99 not found" });
       assert.equal(s.store.countMessages(), 0);
+    } finally {
+      s.store.close();
+    }
+  });
+});
+
+Deno.test("send_msg refuses every file outside the files directory and stores nothing", async () => {
+  await withTempDir(async (dir) => {
+    const s = { ...seeded(dir), outgoing: fakeOutgoing() };
+    const files = `${dir}/files`;
+    const outside = `${dir}-outside.txt`;
+    try {
+      await Deno.mkdir(files);
+      await Deno.mkdir(`${dir}/accounts/1/blobs`, { recursive: true });
+      await Deno.writeTextFile(`${dir}/accounts/1/gateway.db`, "keys and messages");
+      await Deno.writeTextFile(outside, "secret");
+      await Deno.symlink(outside, `${files}/out.txt`);
+      await Deno.symlink("/etc", `${files}/etc`);
+      await Deno.symlink(`${dir}/accounts/1/gateway.db`, `${files}/db`);
+      await Deno.symlink("/etc/machine-id", `${files}/id`);
+      await Deno.link(outside, `${files}/hard.txt`);
+      const fifo = await new Deno.Command("mkfifo", { args: [`${files}/pipe`] }).output();
+      assert.equal(fifo.code, 0);
+      const cases: [string, RegExp][] = [
+        [`${files}/out.txt`, /leads outside the files directory/],
+        [`${files}/etc/passwd`, /leads outside the files directory/],
+        [`${files}/etc/shadow`, /leads outside the files directory/],
+        [`${files}/db`, /leads to the gateway's own state in its data directory/],
+        [`${dir}/accounts/1/gateway.db`, /is the gateway's own state in its data directory/],
+        [`${files}/../accounts/1/gateway.db`, /is the gateway's own state/],
+        [`${files}/%2e%2e/accounts/1/gateway.db`, /does not exist/],
+        [`${files}/id`, /leads to the device identity \/etc\/machine-id and is never sent/],
+        ["/etc/machine-id", /is the device identity/],
+        [`${files}/hard.txt`, /has 2 hard links/],
+        [`${files}/pipe`, /is a FIFO \(named pipe\), not a regular file/],
+        [outside, /is not inside the files directory/],
+      ];
+      for (const [file, expected] of cases) {
+        const e = await rpcError(s, "send_msg", [1, s.chatId, { file, text: "x" }]);
+        assert.equal(e.code, -1, file);
+        assert.match(e.message, /^send_msg: "/, file);
+        assert.match(e.message, expected, file);
+        assert.ok(e.message.includes(files), `${file}: the message names the files directory`);
+      }
+      assert.equal(s.store.countMessages(), 0, "no message row");
+      assert.equal(s.store.outbox.count(), 0, "no outbox row");
+      assert.equal(s.wakes.count, 0, "the sender is not woken");
+      assert.deepEqual([...Deno.readDirSync(`${dir}/accounts/1/blobs`)], [], "no blob copied");
+    } finally {
+      s.store.close();
+      await Deno.remove(outside);
+    }
+  });
+});
+
+Deno.test("send_msg forwards a stored message's own file (a blob) under its given name", async () => {
+  await withTempDir(async (dir) => {
+    const s = { ...seeded(dir), outgoing: fakeOutgoing() };
+    try {
+      await Deno.mkdir(`${dir}/files`);
+      await Deno.writeTextFile(`${dir}/files/a.txt`, "forward me");
+      const first = await result(s, "send_msg", [1, s.chatId, { file: `${dir}/files/a.txt` }]);
+      const blob = String((await result(s, "get_message", [1, first]) as { file: string }).file);
+      const again = await result(s, "send_msg", [1, s.chatId, { file: blob, filename: "b.txt" }]);
+      const m = await result(s, "get_message", [1, again]) as Record<string, unknown>;
+      assert.deepEqual([m.file, m.fileName, m.fileBytes], [blob, "b.txt", 10]);
     } finally {
       s.store.close();
     }
