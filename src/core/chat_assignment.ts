@@ -4,6 +4,7 @@
  * `List-ID`/`Chat-List-ID` (checked first), a group by a valid `Chat-Group-ID` on encrypted and
  * signed mail, else the 1:1 chat with the sender. Pure: the read mail in, the decision out.
  */
+import { decodeEncodedWords } from "../mime/parser.ts";
 import { Header } from "../protocol.ts";
 import type { ReadMail } from "./mail_reader.ts";
 
@@ -38,7 +39,8 @@ export function listNameOf(value: string): string {
 /** Decides where `mail` (a chat message, already read and verified) belongs. */
 export function assignChat(mail: ReadMail): ChatAssignment {
   const list = mail.headers.get(Header.LIST_ID) ?? mail.headers.get(Header.CHAT_LIST_ID);
-  const name = mail.headers.get(Header.CHAT_GROUP_NAME)?.trim() || undefined;
+  const rawName = mail.headers.get(Header.CHAT_GROUP_NAME);
+  const name = (rawName && decodeEncodedWords(rawName).trim()) || undefined;
   if (list !== undefined) {
     const listId = listIdOf(list);
     if (listId === "") return { kind: "discard", reason: "empty List-ID" };

@@ -7,6 +7,7 @@
 import { encryptAndSign } from "../crypto/pgp.ts";
 import { renderEncryptedEnvelope } from "../mime/encrypted_envelope.ts";
 import {
+  encodeWord,
   type Mailbox,
   renderChatMessage,
   renderReadReceipt,
@@ -18,6 +19,7 @@ import { newToken } from "../crypto/random.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "./chat_control.ts";
 import { escapeFooterMarks } from "./chat_text.ts";
+import { groupHeaders } from "./group_mail.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
@@ -111,18 +113,27 @@ export class MailComposer {
     };
   }
 
-  /** Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. */
+  /**
+   * Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. A group
+   * message (`draft.group`) lists every member in the inner `To` with the group headers, gossips
+   * the recipients' keys when the plan says so, and has the group name as Subject; a group
+   * system message asks for no receipts.
+   */
   async renderChat(
     draft: OutgoingDraft,
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
-    const subject = `Message from ${this.self.name || this.self.addr}`;
-    const extra: [string, string][] = [
+    const group = draft.group;
+    const subject = group === undefined
+      ? `Message from ${this.self.name || this.self.addr}`
+      : `${draft.inReplyTo !== "" ? "Re: " : ""}${group.name}`;
+    const extra: [string, string][] = group?.change !== undefined ? [] : [
       [Header.CHAT_DISPOSITION_NOTIFICATION_TO, this.self.addr],
       [Header.EDGE_DELIVERY_RECEIPT_TO, this.self.addr],
     ];
+    if (group !== undefined) extra.push(...groupHeaders(group, encodeWord));
     if (draft.inReplyTo !== "") {
       extra.push(
         [Header.IN_REPLY_TO, `<${draft.inReplyTo}>`],
@@ -138,11 +149,16 @@ export class MailComposer {
     const to = recipients.map(recipientOf);
     const inner = renderChatMessage({
       from: this.#from(),
-      to,
+      to: group === undefined ? to : group.to.map((m) => ({ addr: m.addr, name: m.name })),
       messageId: `<${messageId}>`,
       date: new Date(draft.timestamp * 1000),
       subject,
       autocryptKey: this.self.publicKey,
+      // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
+      gossip: group?.gossip
+        ? to.filter((r) => group.to.some((m) => m.addr === r.addr))
+          .map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+        : undefined,
       extra,
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       file,

@@ -86,6 +86,33 @@ export function parseMailbox(value: string | undefined): HeaderMailbox {
   return { addr: angle[2].trim().toLowerCase(), name: decodeEncodedWords(name).trim() };
 }
 
+/**
+ * Parses an address list (`To`, `Chat-Group-Past-Members`): commas inside quotes or angle
+ * brackets do not split; empty entries and group syntax (`"hidden-recipients": ;`) are dropped.
+ */
+export function parseMailboxList(value: string | undefined): HeaderMailbox[] {
+  if (!value) return [];
+  const items: string[] = [];
+  let cur = "", quoted = false, angle = false;
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === "\\" && quoted) {
+      cur += ch + (value[++i] ?? "");
+      continue;
+    }
+    if (ch === '"') quoted = !quoted;
+    else if (ch === "<" && !quoted) angle = true;
+    else if (ch === ">" && !quoted) angle = false;
+    if (ch === "," && !quoted && !angle) {
+      items.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  items.push(cur);
+  return items.map((i) => i.trim()).filter((i) => i !== "" && !/:\s*;?$/.test(i))
+    .map(parseMailbox).filter((m) => m.addr.includes("@"));
+}
+
 function dateSeconds(value: string | undefined): number {
   const t = value ? Date.parse(value) : NaN;
   return Number.isFinite(t) && t > 0 ? Math.floor(t / 1000) : 0;

@@ -3,7 +3,7 @@
  * transaction), storing received ones (dedup by Message-ID, pre/post-message merge) and deleting.
  * Delivery states and receipts are in `message_states.ts`.
  */
-import { ContactId, MessageState } from "../constants.ts";
+import { ChatType, ContactId, MessageState } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../store/mod.ts";
 import { blobPath, importFile, removeBlob } from "./blobs.ts";
@@ -14,7 +14,9 @@ import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
 import type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
-import { Viewtype } from "../protocol.ts";
+import { type SystemMessage, Viewtype } from "../protocol.ts";
+import type { GroupChange } from "./group_mail.ts";
+import { GroupMembers } from "./group_members.ts";
 
 export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
 
@@ -41,6 +43,10 @@ export interface OutgoingMessage {
   readonly viewtype?: Viewtype;
   /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
   readonly quotedMessageId?: number;
+  /** A group system message: the change it announces (`text` is the mail's fallback body). */
+  readonly groupChange?: GroupChange;
+  /** Stored as an info message with this text and Delta Chat system-message kind. */
+  readonly info?: { readonly text: string; readonly systemType: SystemMessage };
 }
 
 /** What a quote of `m` shows: its text, else its file name, else its viewtype. */
@@ -171,8 +177,11 @@ export class Messages {
    */
   async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
     const chat = this.#chats.require(m.chatId);
-    const waits = await this.#joinWait(chat, render);
-    const recipients = waits ? [] : this.sendRecipients(chat);
+    const group = chat.type === ChatType.GROUP
+      ? await new GroupMembers(this.ctx).plan(chat, m.groupChange)
+      : undefined;
+    const waits = group === undefined && await this.#joinWait(chat, render);
+    const recipients = group?.recipients ?? (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
@@ -188,16 +197,17 @@ export class Messages {
         file: blob,
         inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
         quote: quoted === undefined ? "" : quoteTextOf(quoted),
+        ...(group === undefined ? {} : { group: group.mail }),
       };
       if (waits) {
-        msgId = this.#insertOutgoing(draft);
+        msgId = this.#insertOutgoing(draft, m.info);
         return msgId;
       }
       const mail = await render(draft, chat, recipients);
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
-      msgId = this.#insertOutgoing(draft, mail);
+      msgId = this.#insertOutgoing(draft, m.info, mail);
       return msgId;
     } finally {
       if (blob) hold(blob.path, -1);
@@ -246,14 +256,19 @@ export class Messages {
     return q;
   }
 
-  /** Inserts the message (state 10) and its outbox row; without `mail` it waits for a join. */
-  #insertOutgoing(d: OutgoingDraft, mail?: RenderedMail): number {
+  /**
+   * Inserts the message (state 10) and its outbox row; without `mail` it waits for a join. A
+   * group mail marks the group announced and, when it gossiped, records the time.
+   */
+  #insertOutgoing(d: OutgoingDraft, info?: OutgoingMessage["info"], mail?: RenderedMail): number {
     return this.ctx.tx.run((emit) => {
       const msgId = this.ctx.store.msgs.insert({
         rfc724Mid: mail?.rfc724Mid ?? "",
         chatId: d.chatId,
         fromId: ContactId.SELF,
-        text: d.text,
+        text: info?.text ?? d.text,
+        isInfo: info !== undefined,
+        systemType: info?.systemType ?? "",
         timestamp: d.timestamp,
         state: MessageState.PENDING,
         subject: mail?.subject ?? "",
@@ -270,6 +285,10 @@ export class Messages {
       if (mail !== undefined) {
         this.ctx.store.outbox.enqueue({ msgId, ...mail });
         this.ctx.tx.mailQueued();
+      }
+      if (d.group !== undefined) {
+        this.ctx.store.chats.setPromoted(d.chatId);
+        if (d.group.gossip) this.ctx.store.chats.setGossipedAt(d.chatId, d.timestamp);
       }
       emit({ kind: "MsgsChanged", chatId: d.chatId, msgId });
       return msgId;

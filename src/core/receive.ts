@@ -7,13 +7,11 @@
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
-import {
-  Header,
-  isSecureJoinRequest,
-  parseSecureJoinStep,
-  type SecureJoinStep,
-} from "../protocol.ts";
+import { Header, isSecureJoinRequest, parseSecureJoinStep, SecureJoinStep } from "../protocol.ts";
+import { fingerprintOf } from "../crypto/pgp.ts";
 import { assignChat, type ChatAssignment } from "./chat_assignment.ts";
+import type { PeerKey } from "./contacts.ts";
+import { type ChatTarget, type GroupPrep, GroupReceiver, prepareGroup } from "./group_receive.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
 import { chatControl } from "./chat_control.ts";
 import { ChatControls } from "./chat_controls.ts";
@@ -25,6 +23,7 @@ import { storeIncoming } from "./incoming.ts";
 import {
   type MailReaderDeps,
   parseMailbox,
+  parseMailboxList,
   type ReadMail,
   readMail,
   senderKey,
@@ -76,12 +75,14 @@ export class Receiver {
   readonly #chats: Chats;
   readonly #states: MessageStates;
   readonly #controls: ChatControls;
+  readonly #groups: GroupReceiver;
 
   constructor(private readonly deps: ReceiveDeps) {
     this.#controls = new ChatControls(deps.ctx);
     this.#contacts = new Contacts(deps.ctx);
     this.#chats = new Chats(deps.ctx);
     this.#states = new MessageStates(deps.ctx);
+    this.#groups = new GroupReceiver(deps.ctx);
   }
 
   /**
@@ -126,11 +127,13 @@ export class Receiver {
     if (stepHeader !== undefined && step === undefined) {
       return { kind: "ignored", reason: `unknown SecureJoin step "${stepHeader.trim()}"` };
     }
-    if (step !== undefined) {
+    if (step !== undefined && step !== SecureJoinStep.VG_MEMBER_ADDED) {
       if (this.deps.secureJoin === undefined) return { kind: "ignored", reason: "SecureJoin off" };
       await this.deps.secureJoin.onStep(mail, step);
       return { kind: "securejoin", step };
     }
+    // vg-member-added ends a group join and is the group's member-added message for everyone.
+    if (step !== undefined) await this.deps.secureJoin?.onStep(mail, step);
     const receipt = receiptContent(mail);
     if (receipt !== undefined) return this.#applyReceipt(mail, receipt);
     const control = chatControl(mail);
@@ -177,21 +180,59 @@ export class Receiver {
   }
 
   /**
-   * The chat a message goes to, for the assignment's kind (inside the storing transaction), or
-   * a reason it goes nowhere. Groups and channels are not kept apart yet: their messages land
-   * in the sender's 1:1 chat, as before the assignment step existed.
+   * The chat a message goes to, for the assignment's kind (inside the storing transaction), with
+   * the info text of a group system message, or a reason it goes nowhere. Channels are not
+   * subscribed yet: their posts are discarded.
    */
-  #chatOf(assignment: ChatAssignment, senderId: number): number {
+  #chatOf(
+    mail: ReadMail,
+    assignment: ChatAssignment,
+    senderId: number,
+    prep: GroupPrep,
+    systemType: string | undefined,
+  ): ChatTarget {
     switch (assignment.kind) {
       case "single":
+        return { kind: "chat", chatId: this.#chats.getOrCreate1to1(senderId).chatId };
       case "group":
+        return this.#groups.apply(
+          mail,
+          assignment.grpid,
+          assignment.name,
+          senderId,
+          prep,
+          systemType,
+        );
       case "channel":
+        return { kind: "discard", reason: "a post of a channel we do not subscribe to" };
       case "discard":
-        return this.#chats.getOrCreate1to1(senderId).chatId;
+        return assignment;
     }
   }
 
+  /**
+   * Keys from `Autocrypt-Gossip` that Delta Chat would accept: on signed mail, for an address in
+   * the inner To other than the sender's, with a readable key.
+   */
+  async #gossipPeers(mail: ReadMail): Promise<PeerKey[]> {
+    const to = new Set(parseMailboxList(mail.headers.get(Header.TO)).map((m) => m.addr));
+    const out: PeerKey[] = [];
+    for (const g of mail.gossip) {
+      const addr = g.addr.toLowerCase();
+      if (!to.has(addr) || addr === mail.from.addr) continue;
+      try {
+        const key = await this.deps.reader.keys.get(g.keydata);
+        out.push({ addr, fingerprint: fingerprintOf(key), publicKey: g.keydata });
+      } catch {
+        log.warn("unreadable gossip key ignored", { messageId: mail.messageId });
+      }
+    }
+    return out;
+  }
+
   async #storeMessage(mail: ReadMail, assignment: ChatAssignment): Promise<ReceiveOutcome> {
+    const gossip = await this.#gossipPeers(mail);
+    const prep = assignment.kind === "group" ? await prepareGroup(this.deps.ctx, mail) : {};
     const content = chatContent(mail);
     const file = content.file &&
       await writeBlob(
@@ -202,18 +243,24 @@ export class Receiver {
       );
     const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
     const wantsReceipt = mail.headers.get(Header.EDGE_DELIVERY_RECEIPT_TO);
-    const result = this.deps.ctx.tx.run(() => {
+    const result = this.deps.ctx.tx.run((): ReceiveOutcome => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
-      const chatId = this.#chatOf(assignment, contact.id);
+      for (const peer of gossip) this.#contacts.upsertPeerFromKey(peer);
+      const target = this.#chatOf(mail, assignment, contact.id, prep, content.systemType);
+      if (target.kind === "discard") {
+        log.info("message not stored", { messageId: mail.messageId, reason: target.reason });
+        return { kind: "ignored", reason: target.reason };
+      }
+      const chatId = target.chatId;
       this.#chats.applyPeerTimer(chatId, ephemeralTimerOf(mail));
       const result = storeIncoming(this.deps.ctx, {
         rfc724Mid: mail.messageId,
         chatId,
         fromId: contact.id,
-        text: content.text,
+        text: target.info?.text ?? content.text,
         quote: content.quote,
         isInfo: content.systemType !== undefined,
-        systemType: content.systemType,
+        systemType: target.info?.systemType ?? content.systemType,
         subject: mail.headers.get(Header.SUBJECT) ?? "",
         timestampSent: mail.sentAt,
         viewtype: content.viewtype,
@@ -228,9 +275,9 @@ export class Receiver {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
         this.deps.deliveryReceiptWanted?.(contact.id, mail.messageId);
       }
-      return result;
+      return { kind: "message", ...result };
     });
-    return { kind: "message", ...result };
+    return result;
   }
 }
 

@@ -5,6 +5,7 @@
 import type { Viewtype } from "../protocol.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import type { BlobFile } from "./blobs.ts";
+import type { GroupMail } from "./group_mail.ts";
 
 /** A message about to be rendered (no id yet). */
 export interface OutgoingDraft {
@@ -22,6 +23,8 @@ export interface OutgoingDraft {
   readonly inReplyTo: string;
   /** Text of the quoted message, sent as `> ` lines above the text ('' for no quote). */
   readonly quote: string;
+  /** For a group: its id, name, members and the change the mail announces (group_mail.ts). */
+  readonly group?: GroupMail;
 }
 
 /** What a renderer produced: the complete encrypted mail and its SMTP envelope. */

@@ -198,4 +198,17 @@ export const MIGRATIONS: readonly string[] = [
     reserved INTEGER NOT NULL
   ) STRICT;
   `,
+  // 8: groups as Delta Chat keeps them: members with the times they were added and removed
+  // (a member while added >= removed; past members stay listed), the time of the group name
+  // and avatar (a newer one wins), whether the group was announced yet, and when its members'
+  // keys were last gossiped.
+  `
+  ALTER TABLE chat_contacts ADD COLUMN add_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chat_contacts ADD COLUMN remove_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN name_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN avatar TEXT NOT NULL DEFAULT '';
+  ALTER TABLE chats ADD COLUMN avatar_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN unpromoted INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN gossiped_at INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
