@@ -232,6 +232,7 @@ export class GroupReceiver {
   /** Delta Chat's merge (receive_imf.rs): newer add/remove times win, entry by entry. */
   #applyMembers(chat: ChatRecord, mail: ReadMail, h: GroupHeaders, senderId: number): number {
     const before = this.ctx.store.chats.memberIds(chat.id).join(",");
+    const selfBefore = this.#members.isMember(chat.id, ContactId.SELF);
     const listed = this.#listed(h);
     if (listed !== undefined) {
       for (const [id, ts] of listed.to) {
@@ -274,6 +275,13 @@ export class GroupReceiver {
         chatId: chat.id,
         messageId: mail.messageId,
       });
+    }
+    // Added to a group we were waiting to join (or had left): the sender is a member too.
+    if (!selfBefore && this.#members.isMember(chat.id, ContactId.SELF)) {
+      if (!this.#members.isMember(chat.id, senderId)) {
+        const at = Math.min(mail.sentAt || nowSeconds(this.ctx), nowSeconds(this.ctx));
+        this.#members.add(chat.id, senderId, at);
+      }
     }
     return before === this.ctx.store.chats.memberIds(chat.id).join(",") ? 0 : 1;
   }

@@ -174,7 +174,8 @@ export interface ChatListItem {
   readonly lastMessageId: number | null;
   readonly lastMessageType: string | null;
   readonly dmChatContact: number | null;
-  readonly avatarPath: null;
+  /** Absolute path of the group's avatar, else null. */
+  readonly avatarPath: string | null;
   readonly color: string;
   readonly isEncrypted: boolean;
   readonly isGroup: boolean;
@@ -208,7 +209,8 @@ export interface BasicChat {
   readonly name: string;
   readonly chatType: number;
   readonly isEncrypted: boolean;
-  readonly profileImage: null;
+  /** Absolute path of the group's avatar, else null. */
+  readonly profileImage: string | null;
   readonly archived: boolean;
   readonly pinned: boolean;
   readonly isMuted: boolean;
@@ -351,6 +353,7 @@ export function toChatListItem(
   peer: ContactDetails | undefined,
   selfInChat: boolean,
   nowMs = Date.now(),
+  avatarPath: string | null = null,
 ): ChatListItem {
   const [summaryText1, summaryText2] = summaryTexts(s);
   return {
@@ -367,7 +370,7 @@ export function toChatListItem(
     lastMessageId: s.lastMessage?.id ?? null,
     lastMessageType: s.lastMessage?.viewtype ?? null,
     dmChatContact: s.dmContactId,
-    avatarPath: null,
+    avatarPath,
     color: chatColor(s.chat, peer),
     isEncrypted: true,
     isGroup: s.chat.type === ChatType.GROUP,
@@ -384,17 +387,22 @@ export function toChatListItem(
 }
 
 /** Converts a chat to the basic chat info. */
-export function toBasicChat(chat: ChatRecord, name: string, peer?: ContactDetails): BasicChat {
+export function toBasicChat(
+  chat: ChatRecord,
+  name: string,
+  peer?: ContactDetails,
+  profileImage: string | null = null,
+): BasicChat {
   return {
     id: chat.id,
     name,
     chatType: chat.type,
     isEncrypted: true,
-    profileImage: null,
+    profileImage,
     archived: chat.archived,
     pinned: false,
     isMuted: chat.muted,
-    isUnpromoted: false,
+    isUnpromoted: chat.unpromoted,
     isSelfTalk: false,
     isDeviceChat: false,
     isContactRequest: false,

@@ -57,14 +57,25 @@ function cutName(name: string): string {
 
 /** Formats a 1:1 invite in the legacy form every Delta Chat 2.x understands. */
 export function formatInvite(
-  p: { fingerprint: string; addr: string; name: string; inviteNumber: string; auth: string },
+  p: {
+    fingerprint: string;
+    addr: string;
+    name: string;
+    inviteNumber: string;
+    auth: string;
+    /** A group invite: its id (`x=`) and name (`g=`). */
+    group?: { id: string; name: string };
+  },
 ): string {
   const fpr = normalizeFingerprint(p.fingerprint);
   for (const [k, v] of [["inviteNumber", p.inviteNumber], ["auth", p.auth]]) {
     if (!TOKEN.test(v)) throw new InvalidInviteError(`${k} must be 11-32 base64url characters`);
   }
+  const group = p.group === undefined
+    ? ""
+    : `&g=${encodeParam(cutName(p.group.name))}&x=${p.group.id}`;
   return `OPENPGP4FPR:${fpr}#a=${encodeParam(p.addr)}&n=${encodeParam(cutName(p.name))}` +
-    `&i=${p.inviteNumber}&s=${p.auth}`;
+    `${group}&i=${p.inviteNumber}&s=${p.auth}`;
 }
 
 /** Upper-case hex of a 20-byte fingerprint; other characters (spaces) are ignored. */

@@ -139,3 +139,43 @@ Deno.test("removal, rename and leave reach every member; a removed member cannot
   assert.ok(info.includes("Group left by Bob."), JSON.stringify(info));
   assert.equal(new Chats(a.ctx).get(chatId)!.type, ChatType.GROUP);
 });
+
+Deno.test("group join by invite: the joiner gets the group id at once, then membership; a member sees the new one", async () => {
+  const { a, c, cOnA } = await trio();
+  const b = await testAccount("dave@relay.test", "Dave"); // knows nobody yet
+  const g = groups(a);
+  const chatId = g.create("Club");
+  await g.addMember(chatId, cOnA);
+  await send(a, chatId, "welcome");
+  await deliver(a, c);
+  const link = a.secureJoin.createInvite(chatId);
+  assert.match(link, /&g=Club&x=[\w-]{24}&i=/);
+  const bChat = await b.secureJoin.join(link);
+  assert.equal(b.store.chats.get(bChat)!.type, ChatType.GROUP);
+  assert.equal(new GroupMembers(b.ctx).isMember(bChat, ContactId.SELF), false);
+  for (let i = 0; i < 3; i++) {
+    await deliver(b, a);
+    await deliver(a, b, c);
+  }
+  assert.equal(new GroupMembers(b.ctx).isMember(bChat, ContactId.SELF), true, "b is a member");
+  assert.equal(b.store.chats.memberIds(bChat).length, 3);
+  const progress = b.sink.events.filter((e) => e.kind === "SecurejoinJoinerProgress");
+  assert.deepEqual(
+    progress.map((e) => [e.chatId, e.chatType, e.progress]),
+    [[bChat, 120, 400], [bChat, 120, 1000]],
+  );
+  const inviter = a.sink.events.find((e) => e.kind === "SecurejoinInviterProgress");
+  assert.deepEqual(inviter && [inviter.chatId, inviter.chatType, inviter.progress], [
+    chatId,
+    120,
+    1000,
+  ]);
+  const cChat = c.store.chats.byGrpid(a.store.chats.get(chatId)!.grpid)!;
+  assert.equal(c.store.chats.memberIds(cChat.id).length, 3, "Carol sees Dave joined");
+  await send(b, bChat, "hi all");
+  await deliver(b, a, c);
+  assert.equal(
+    new Messages(c.ctx).idsOfChat(cChat.id).map((id) => c.store.msgs.get(id)!.text).at(-1),
+    "hi all",
+  );
+});
