@@ -1,9 +1,10 @@
 /**
  * Groups with real Delta Chat 2.57 cores and two gateways on the real relay (chatmail filter
  * on): (a) a group Delta Chat creates reaches both gateways in one group chat with its name and
- * members, every member gets every message once, and a rename, a removal and a gateway's leave
- * are applied everywhere; (b) a group a gateway creates shows in Delta Chat with its name,
- * members and senders; (c) group joins by invite both ways, a third member seeing the new one.
+ * members, every member gets every message once, and a rename, an avatar, a Delta Chat user's
+ * leave, the removal of a gateway (which then cannot send) and a gateway's leave are applied
+ * everywhere; (b) a group a gateway creates shows in Delta Chat with its name, members and
+ * senders; (c) group joins by invite both ways, a third member seeing the new one.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -122,6 +123,10 @@ async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: 
   return last;
 }
 
+/** A 1×1 PNG. */
+const PNG_1X1 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 const once = (list: string[], text: string) => list.filter((t) => t === text).length === 1;
 
 async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err: unknown) {
@@ -212,34 +217,53 @@ Deno.test({
         );
       }
 
-      // Dora removes Eve: both gateways drop her, list her as a past member.
-      await dora.call("remove_contact_from_chat", dora.accountId, group, eveOnDora);
+      // Dora sets a group image: both gateways show it.
+      const png = `${relay.dir}/avatar.png`;
+      await Deno.writeFile(png, Uint8Array.from(atob(PNG_1X1), (c) => c.charCodeAt(0)));
+      await dora.call("set_chat_profile_image", dora.accountId, group, png);
+      for (const [gw, chat] of [[gw1, g1], [gw2, g2]] as const) {
+        await eventually(
+          () => gw.call<GwChat & { profileImage: string | null }>("get_full_chat_by_id", 1, chat),
+          (c) => c.profileImage !== null,
+          `${gw.name} avatar`,
+        );
+      }
+
+      // Eve leaves in Delta Chat: both gateways drop her and list her as a past member.
+      await eve.call("leave_group", eve.accountId, eveGroup);
       for (const [gw, chat] of [[gw1, g1], [gw2, g2]] as const) {
         const c = await eventually(
           () => gw.call<GwChat>("get_full_chat_by_id", 1, chat),
           (c) => c.contactIds.length === 3,
-          `${gw.name} removal`,
+          `${gw.name} sees Eve leave`,
         );
         assert.equal(c.pastContactIds.length, 1);
       }
 
-      // Gateway 2 leaves: Dora and gateway 1 see it; gateway 2 can no longer send.
-      await gw2.call("leave_group", 1, g2);
-      await eventually(
-        () => dora.call<number[]>("get_chat_contacts", dora.accountId, group),
-        (ids) => !ids.includes(gw2OnDora),
-        "dora sees gw2 leave",
-      );
+      // Dora removes gateway 2: gateway 1 follows; gateway 2 is out and can no longer send.
+      await dora.call("remove_contact_from_chat", dora.accountId, group, gw2OnDora);
       await eventually(
         () => gw1.call<GwChat>("get_full_chat_by_id", 1, g1),
         (c) => c.contactIds.length === 2,
-        "gw1 sees gw2 leave",
+        "gw1 sees gw2 removed",
       );
-      const left = await gw2.call<GwChat>("get_full_chat_by_id", 1, g2);
-      assert.deepEqual([left.selfInGroup, left.canSend], [false, false]);
+      const out = await eventually(
+        () => gw2.call<GwChat>("get_full_chat_by_id", 1, g2),
+        (c) => !c.selfInGroup,
+        "gw2 learns it was removed",
+      );
+      assert.equal(out.canSend, false);
       await assert.rejects(
         () => gw2.call("send_msg", 1, g2, { text: "still there?" }),
         (e) => e instanceof RpcError && e.code === -1 && /not a member/.test(e.message),
+      );
+
+      // Gateway 1 leaves: Dora sees it.
+      await gw1.call("leave_group", 1, g1);
+      await eventually(
+        () => dora.call<number[]>("get_chat_contacts", dora.accountId, group),
+        (ids) => !ids.includes(gw1OnDora),
+        "dora sees gw1 leave",
       );
 
       // Every message once on gateway 1 (texts of chat messages, info messages aside).
