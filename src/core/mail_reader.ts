@@ -101,7 +101,7 @@ function encryptedPayload(outer: MimePart): string | undefined {
 }
 
 /** The Message-ID of mail too broken to parse, from its first 64 KiB, for the error record. */
-function sniffMessageId(raw: Uint8Array): string {
+export function sniffMessageId(raw: Uint8Array): string {
   const head = new TextDecoder().decode(raw.subarray(0, 65_536));
   return /^message-id:[ \t]*<?([^<>\s]{1,250})>?/im.exec(head)?.[1] ?? "";
 }

@@ -184,4 +184,14 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE chats ADD COLUMN ephemeral_timer INTEGER NOT NULL DEFAULT 0;
   `,
+  // 7: attempts at mails still in INBOX (UIDVALIDITY:UID), counted before each try, so a mail
+  // that keeps failing or kills the process is given up on instead of blocking reception.
+  `
+  CREATE TABLE receive_attempts (
+    mail_key TEXT PRIMARY KEY,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    updated_at INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  `,
 ];
