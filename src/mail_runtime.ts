@@ -81,6 +81,7 @@ export function createMessenger(
     reader: {
       privateKey: self.privateKey,
       keys,
+      now: () => ctx.now(),
       knownKeys: (addr) =>
         ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
           k.length > 0

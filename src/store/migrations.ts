@@ -194,4 +194,9 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL DEFAULT 0
   ) STRICT;
   `,
+  // 8: contacts "seen" in the future (a forged Date header, before header dates were clamped to
+  // receipt time) come back to the present, so such a key no longer sorts first for its address.
+  `
+  UPDATE contacts SET last_seen = unixepoch() WHERE last_seen > unixepoch();
+  `,
 ];

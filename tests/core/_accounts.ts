@@ -25,20 +25,22 @@ export interface TestAccount extends Messenger {
 
 /**
  * Creates an account `addr` named `name` with a fresh key (blobs under `blobDir`); receipts are
- * collected for `receiptWindowMs` (tests call `receipts.flush()` to send them at once).
+ * collected for `receiptWindowMs` (tests call `receipts.flush()` to send them at once); `now` is
+ * its clock in Unix ms (default `Date.now`).
  */
 export async function testAccount(
   addr: string,
   name: string,
   blobDir = "/nonexistent/blobs",
   receiptWindowMs = 0,
+  now?: () => number,
 ): Promise<TestAccount> {
   const store = Store.open(":memory:");
   store.config.set(ConfigKey.ADDR, addr);
   store.config.set(ConfigKey.DISPLAY_NAME, name);
   store.keys.add(await generateAccountKey(addr));
   const sink = new RecordingSink();
-  const ctx = createCoreContext({ store, events: sink, blobDir });
+  const ctx = createCoreContext({ store, events: sink, blobDir, now });
   const outbox: RenderedMail[] = [];
   const messenger = createMessenger(
     ctx,
