@@ -116,6 +116,11 @@ export class InboxDrain {
     for await (const m of client.fetch(range, { uid: true, size: true })) {
       listed.push({ uid: m.uid, uidValidity, size: m.size ?? 0 });
     }
+    if (box.exists <= this.limits.listLimit) {
+      // Mail that left INBOX some other way waits for no retry.
+      const present = new Set(listed.map((m) => m.uid));
+      for (const uid of this.#retryAt.keys()) if (!present.has(uid)) this.#retryAt.delete(uid);
+    }
     let handled = 0;
     for (const msg of listed) {
       if (stopped()) break;
