@@ -264,7 +264,8 @@ export class ImapLoop {
           await sleep(everyMs, done.signal);
           if (done.signal.aborted || stopped()) return;
           const outcome = await noopWithin(client, answerWithin, done.signal, closedP);
-          if (outcome !== "ok" && !done.signal.aborted && !stopped()) {
+          if (outcome === "ok") log.debug("keep-alive NOOP answered during long processing");
+          else if (!done.signal.aborted && !stopped()) {
             log.warn("IMAP keep-alive failed; dropping the connection", { outcome });
             client.close();
             return;

@@ -1,12 +1,14 @@
 /**
  * The INBOX drain through ImapLoop against the real relay: a batch whose transfer takes far
  * longer than the heartbeat timeout (a throttled link) drains on one connection, one mail at a
- * time; a mail that keeps failing is given up on after `maxAttempts` and deleted, the rest are
- * delivered; a mail above `maxMailBytes` is recorded from its head without being fetched whole.
+ * time; processing that outlasts the heartbeat keeps the connection with NOOPs; a mail that keeps
+ * failing is given up on after `maxAttempts` and deleted, the rest are delivered; a mail above
+ * `maxMailBytes` is recorded from its head without being fetched whole.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Connectivity } from "../../src/constants.ts";
+import { setLogLevel, setLogSink } from "../../src/log.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
 import { ImapLoop } from "../../src/transport/imap_loop.ts";
 import {
@@ -122,6 +124,49 @@ Deno.test({
         `one connection throughout (levels ${levels.join(",")})`,
       );
       assert.equal(await box.inboxCount(), 0, "INBOX ends empty");
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "processing that outlasts the heartbeat keeps the connection (NOOPs while it runs)",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const box = await inboxWith(relay, (to) => ["slow", "next"].map((s) => mail(to, s)));
+    try {
+      const sink = new MemorySink();
+      const deliver = sink.deliver.bind(sink);
+      const lines: string[] = [];
+      // Processing "slow" takes eight heartbeat intervals.
+      sink.deliver = async (raw: Uint8Array) => {
+        if (new TextDecoder().decode(raw).includes("Subject: slow")) {
+          await new Promise((r) => setTimeout(r, 1_600));
+        }
+        return deliver(raw);
+      };
+      const prev = setLogSink((l) => lines.push(l));
+      setLogLevel("debug");
+      let levels: number[];
+      try {
+        levels = await runLoop(
+          box.endpoint,
+          box.acc.password,
+          sink,
+          () => sink.delivered.length >= 2,
+          { heartbeatMs: 200, heartbeatTimeoutMs: 200 },
+        );
+      } finally {
+        setLogLevel("info");
+        setLogSink(prev);
+      }
+      const noops = lines.filter((l) => l.includes("keep-alive NOOP answered")).length;
+      assert.deepEqual(sink.delivered, ["slow", "next"]);
+      assert.equal(levels.filter((l) => l === Connectivity.CONNECTED).length, 1);
+      assert.ok(noops >= 3, `${noops} NOOPs`);
+      assert.equal(await box.inboxCount(), 0);
     } finally {
       await box.close();
     }
