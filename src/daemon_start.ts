@@ -71,7 +71,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     password: account.password,
     connectivity,
     events: bus,
-    deliver: (raw) => mail.deliver(raw),
+    reception: mail.reception,
   });
   imap.start(loops.signal);
   mail.start(loops.signal);

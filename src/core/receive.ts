@@ -22,6 +22,7 @@ import {
   type ReadMail,
   readMail,
   senderKey,
+  sniffMessageId,
   stripAngles,
   UnreadableMailError,
 } from "./mail_reader.ts";
@@ -53,7 +54,12 @@ export interface ReceiveDeps {
 
 /** What became of one mail. */
 export type ReceiveOutcome =
-  | { kind: "message"; msgId: number; outcome: "created" | "duplicate" | "merged" }
+  | {
+    kind: "message";
+    msgId: number;
+    chatId: number;
+    outcome: "created" | "duplicate" | "merged";
+  }
   | { kind: "receipt"; changed: number }
   | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
   | { kind: "securejoin"; step: string }
@@ -132,8 +138,16 @@ export class Receiver {
     return await this.#storeMessage(mail);
   }
 
-  #reject(raw: Uint8Array, reason: string, messageId: string): ReceiveOutcome {
-    this.deps.ctx.store.receiveErrors.add({ messageId, reason, raw });
+  /**
+   * Records a mail reception gave up on without reading it (too large, or failed too often):
+   * `head` is its start, `size` its whole length; the Message-ID comes from the head.
+   */
+  giveUp(head: Uint8Array, size: number, reason: string): ReceiveOutcome {
+    return this.#reject(head, reason, sniffMessageId(head), size);
+  }
+
+  #reject(raw: Uint8Array, reason: string, messageId: string, size?: number): ReceiveOutcome {
+    this.deps.ctx.store.receiveErrors.add({ messageId, reason, raw, size });
     log.warn("mail not accepted; recorded as a receive error", { messageId, reason });
     this.deps.ctx.tx.emit({ kind: "Warning", msg: `received mail not accepted: ${reason}` });
     return { kind: "rejected", reason };
@@ -172,7 +186,7 @@ export class Receiver {
       );
     const wantsMdn = mail.headers.get("chat-disposition-notification-to");
     const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
-    const result = this.deps.ctx.tx.run(() => {
+    return this.deps.ctx.tx.run(() => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
       const { chatId } = this.#chats.getOrCreate1to1(contact.id);
       this.#chats.applyPeerTimer(chatId, ephemeralTimerOf(mail));
@@ -198,9 +212,8 @@ export class Receiver {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
         this.deps.deliveryReceiptWanted?.(contact.id, mail.messageId);
       }
-      return result;
+      return { kind: "message", chatId, ...result };
     });
-    return { kind: "message", ...result };
   }
 }
 

@@ -79,9 +79,7 @@ Deno.test("provision() registers, discovers, verifies, creates a key; a restart 
   }
 
   const again = fakeRelay();
-  const t0 = performance.now();
   const second = await provision(testConfig(dataDir), again.deps);
-  const ms = performance.now() - t0;
   try {
     assert.deepEqual(again.calls, [], "a restart does no network work");
     assert.deepEqual(again.tried, [], "a restart does not re-verify logins");
@@ -89,7 +87,6 @@ Deno.test("provision() registers, discovers, verifies, creates a key; a restart 
     assert.equal(second.addr, first.addr);
     assert.equal(second.fingerprint, first.fingerprint);
     assert.equal(second.firstBoot, false);
-    assert.ok(ms < 500, `restart provisioning took ${ms} ms`);
   } finally {
     second.store.close();
     second.lock.release();
