@@ -27,6 +27,17 @@ files_dir="$(abspath "${files_dir:-$data_dir/files}")"
 # The allow-lists name these paths, so they must exist before Deno starts.
 mkdir -p -m 0700 "$data_dir" "$files_dir"
 
-mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir")
+# License public keys trusted when run from source (README "Licenses"): absolute paths, readable.
+key_files=""
+if [ -n "${EDGE_LICENSE_TRUSTED_KEYS:-}" ]; then
+  IFS=',' read -ra key_list <<<"$EDGE_LICENSE_TRUSTED_KEYS"
+  for k in "${key_list[@]}"; do
+    k="${k#"${k%%[![:space:]]*}"}" && k="${k%"${k##*[![:space:]]}"}"
+    [ -n "$k" ] && key_files="${key_files:+$key_files,}$(abspath "$k")"
+  done
+  export EDGE_LICENSE_TRUSTED_KEYS="$key_files"
+fi
+
+mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$key_files")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
   --data-dir "$data_dir" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

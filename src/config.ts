@@ -29,6 +29,8 @@ export interface RelayTarget {
 export interface GatewayConfig {
   readonly profile: string | undefined;
   readonly licenseUrl: string | undefined;
+  /** Extra license public-key files (EDGE_LICENSE_TRUSTED_KEYS); honoured only from source. */
+  readonly licenseTrustedKeys: readonly string[];
   readonly relay: RelayTarget;
   readonly cors: boolean;
   readonly port: number;
@@ -47,6 +49,7 @@ export interface GatewayConfig {
 export const DAEMON_ENV_VARS = [
   "EDGE_PROFILE",
   "EDGE_LICENSE_URL",
+  "EDGE_LICENSE_TRUSTED_KEYS",
   "EDGE_SERVER",
   "EDGE_DATA_DIR",
   "EDGE_FILES_DIR",
@@ -180,6 +183,8 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   if (licenseUrl !== undefined && !/^https?:\/\/\S+$/.test(licenseUrl)) {
     throw new ConfigError(`EDGE_LICENSE_URL "${licenseUrl}" is not valid; expected an http(s) URL`);
   }
+  const licenseTrustedKeys = (env("EDGE_LICENSE_TRUSTED_KEYS") ?? "").split(",")
+    .map((p) => p.trim()).filter((p) => p !== "");
   const levelInput = env("EDGE_LOG_LEVEL");
   const logLevel = levelInput === undefined ? "info" : parseLogLevel(levelInput);
   if (logLevel === undefined) {
@@ -195,6 +200,7 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
+    licenseTrustedKeys: Object.freeze(licenseTrustedKeys),
     relay: parseRelayTarget(env("EDGE_SERVER") ?? DEFAULT_RELAY),
     cors: flags.get("cors") === true,
     port: str("port") === undefined ? DEFAULT_PORT : parsePort(str("port")!, "--port"),

@@ -9,7 +9,7 @@ import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
 import { createApp } from "./http/app.ts";
 import { serviceHealth } from "./http/health_route.ts";
-import { FileLicenseSource } from "./license/status.ts";
+import { retryActivation } from "./license/start.ts";
 import { logger } from "./log.ts";
 import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
@@ -48,7 +48,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     store: account.store,
     events: bus,
     connectivity,
-    license: new FileLicenseSource(config.dataDir),
+    license: account.license,
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
@@ -63,6 +63,9 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
   imap.start(loops.signal);
   mail.start(loops.signal);
+  const licenseRetry = account.licenseRetryUrl === undefined
+    ? Promise.resolve()
+    : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
   const device = await loadDeviceFingerprint(config.dataDir);
   const app = createApp({
@@ -84,6 +87,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     loops.abort();
     await imap.stop();
     await mail.stop();
+    await licenseRetry;
     account.store.close();
     account.lock.release();
     throw err;
@@ -102,6 +106,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
         loops.abort();
         await imap.stop();
         await mail.stop();
+        await licenseRetry;
         bus.close();
         await server.shutdown();
         account.store.close();

@@ -3,10 +3,11 @@
  * A restart with everything stored does no network work and finishes in milliseconds.
  */
 import type { GatewayConfig } from "../config.ts";
-import { DataDirLayout } from "../constants.ts";
 import { generateAccountKey } from "../crypto/keygen.ts";
 import { describeError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
+import { type LicenseStartDeps, startLicense } from "../license/start.ts";
+import type { LicenseManager } from "../license/manager.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, Store } from "../store/mod.ts";
 import type { ServerParams } from "../transport/server_params.ts";
@@ -33,6 +34,8 @@ export interface ProvisionDeps extends LoginCheckers {
   readonly probeTimeoutMs: number;
   readonly loginTimeoutMs: number;
   readonly registerTimeoutMs: number;
+  /** Seams of the license step (default: this machine's keys and fingerprint, `fetch`). */
+  readonly license?: LicenseStartDeps;
 }
 
 /** The provisioned account, ready for the daemon to serve. */
@@ -51,6 +54,9 @@ export interface ProvisionResult {
   readonly fingerprint: string;
   /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
+  /** The license (step 3); the caller retries `licenseRetryUrl` in the background if set. */
+  readonly license: LicenseManager;
+  readonly licenseRetryUrl?: string;
   /** Duration of each step in ms, by step name. */
   readonly timings: Readonly<Record<string, number>>;
 }
@@ -111,7 +117,12 @@ export async function provision(
     });
     const db = opened.store!;
     configuring = db.config.get(ConfigKey.SERVER_PARAMS) === undefined;
-    await step(timings, 3, "license", () => licenseStep(config));
+    const license = await step(
+      timings,
+      3,
+      "license",
+      () => startLicense(config, db.config, deps.license ?? { fetch: deps.fetch }),
+    );
     const account = await step(
       timings,
       4,
@@ -143,6 +154,8 @@ export async function provision(
       serverParams,
       fingerprint: key.fingerprint,
       firstBoot: account.registered,
+      license: license.manager,
+      licenseRetryUrl: license.retryUrl,
       timings,
     };
   } catch (err) {
@@ -166,19 +179,6 @@ function openStore(path: string): Store {
         cause,
       },
     );
-  }
-}
-
-/** Step 3: this build has no license activation; say clearly why it is skipped. */
-function licenseStep(config: GatewayConfig): void {
-  let present = false;
-  try {
-    present = Deno.statSync(`${config.dataDir}/${DataDirLayout.LICENSE_FILE}`).isFile;
-  } catch { /* absent */ }
-  if (present) log.info("license file present; skipping");
-  else if (config.licenseUrl === undefined) log.info("no EDGE_LICENSE_URL; skipping");
-  else {
-    log.warn("license activation not available in this build; skipping (EDGE_LICENSE_URL ignored)");
   }
 }
 
