@@ -117,13 +117,19 @@ export class LicenseManager implements LicenseSource {
     return this.#file.kind === "verified" ? this.#file.claims : undefined;
   }
 
-  #deactivatedIssuedAt(id: string): number | undefined {
+  /** License id → issue time of the latest copy deactivated on this device. */
+  #deactivations(): Record<string, number> {
     try {
       const map = JSON.parse(this.#state.get(ConfigKey.LICENSE_DEACTIVATED) ?? "{}");
-      return typeof map[id] === "number" ? map[id] : undefined;
+      return typeof map === "object" && map !== null && !Array.isArray(map) ? map : {};
     } catch {
-      return undefined;
+      return {};
     }
+  }
+
+  #deactivatedIssuedAt(id: string): number | undefined {
+    const at = this.#deactivations()[id];
+    return typeof at === "number" ? at : undefined;
   }
 
   /** Judges the license now and moves the clock high-water mark forward. */
@@ -235,10 +241,7 @@ export class LicenseManager implements LicenseSource {
       const claims = this.claims();
       await this.#call(() => this.#client.deactivate(url, this.deviceId));
       if (claims !== undefined) {
-        let map: Record<string, number> = {};
-        try {
-          map = JSON.parse(this.#state.get(ConfigKey.LICENSE_DEACTIVATED) ?? "{}");
-        } catch { /* replaced below */ }
+        const map = this.#deactivations();
         map[claims.id] = Math.max(map[claims.id] ?? 0, claims.issuedAt);
         this.#state.set(ConfigKey.LICENSE_DEACTIVATED, JSON.stringify(map));
       }
@@ -292,6 +295,13 @@ export class LicenseManager implements LicenseSource {
       );
     }
     await writeLicenseFile(this.path, { license_jwt: token, customer_name: customer, url });
+    // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
+    // an earlier deactivation of this license here no longer applies.
+    const deactivations = this.#deactivations();
+    if (verified.claims.id in deactivations) {
+      delete deactivations[verified.claims.id];
+      this.#state.set(ConfigKey.LICENSE_DEACTIVATED, JSON.stringify(deactivations));
+    }
     // The issuer's signed clock replaces ours as the high-water mark: a clock set too far
     // ahead by mistake is forgiven once it is corrected and the license synced.
     this.#setHighWater(verified.claims.issuedAt);
