@@ -2,7 +2,7 @@
  * `deno task license-keys`: writes src/license/trusted_keys.ts from license-keys/*.pem (each an
  * Ed25519 public key in SPKI PEM form); `--check` only reports whether the file is up to date.
  */
-import { importTrustedKey } from "../src/license/verify.ts";
+import { assertEd25519Spki } from "../src/license/spki.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const KEYS_DIR = "license-keys";
@@ -18,7 +18,13 @@ export async function readKeyFiles(root: string): Promise<{ name: string; pem: s
   const out = [];
   for (const n of names) {
     const pem = (await Deno.readTextFile(`${root}${KEYS_DIR}/${n}`)).trim() + "\n";
-    await importTrustedKey(`${KEYS_DIR}/${n}`, pem); // throws naming the file
+    try {
+      await assertEd25519Spki(pem);
+    } catch (err) {
+      throw new Error(`${KEYS_DIR}/${n} is not an Ed25519 public key in SPKI PEM form`, {
+        cause: err,
+      });
+    }
     out.push({ name: `${KEYS_DIR}/${n}`, pem });
   }
   return out;

@@ -102,3 +102,9 @@ Deno.test("parseRelayTarget() refuses plain http to a non-loopback host and junk
     /EDGE_SERVER "not a host" is not valid; expected a host name/,
   );
 });
+
+Deno.test("parseConfig() lists EDGE_LICENSE_TRUSTED_KEYS files (comma-separated, trimmed)", () => {
+  assert.deepEqual(parseConfig([], env({})).licenseTrustedKeys, []);
+  const c = parseConfig([], env({ EDGE_LICENSE_TRUSTED_KEYS: " /k/a.pem, ,/k/b.pem ," }));
+  assert.deepEqual(c.licenseTrustedKeys, ["/k/a.pem", "/k/b.pem"]);
+});

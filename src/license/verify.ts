@@ -5,6 +5,9 @@
 import { compactVerify, importSPKI } from "jose";
 import { describeError } from "../errors.ts";
 import { type LicenseClaims, parseClaims } from "./claims.ts";
+import { spkiKeyId } from "./spki.ts";
+
+export { spkiKeyId };
 
 /** JWS algorithms accepted for licenses: Ed25519 under its old and its fully specified name. */
 export const LICENSE_ALGORITHMS = ["EdDSA", "Ed25519"] as const;
@@ -16,25 +19,6 @@ export interface TrustedKey {
   /** `kid` of the tokens it signs: the first 16 hex digits of SHA-256(SPKI DER). */
   readonly keyId: string;
   readonly key: CryptoKey;
-}
-
-/** The DER bytes of a single-key PEM (`-----BEGIN PUBLIC KEY-----`), or undefined. */
-function pemBody(pem: string): Uint8Array<ArrayBuffer> | undefined {
-  const m = /-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]+)-----END PUBLIC KEY-----/.exec(pem);
-  if (!m) return undefined;
-  try {
-    return Uint8Array.from(atob(m[1].replace(/\s+/g, "")), (c) => c.charCodeAt(0));
-  } catch {
-    return undefined;
-  }
-}
-
-/** The key id of an SPKI PEM (see `TrustedKey.keyId`). */
-export async function spkiKeyId(pem: string): Promise<string> {
-  const der = pemBody(pem);
-  if (der === undefined) throw new Error("not a PEM public key (BEGIN PUBLIC KEY)");
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", der));
-  return Array.from(hash.subarray(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** Imports an Ed25519 SPKI PEM; the error says what `name` holds instead. */

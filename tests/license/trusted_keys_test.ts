@@ -1,6 +1,7 @@
 /** trusted_keys.ts is exactly what `deno task license-keys` writes from license-keys/. */
 import assert from "node:assert/strict";
 import { readKeyFiles, renderTrustedKeys } from "../../scripts/license_keys.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
 import { testKey } from "./_tokens.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -16,4 +17,24 @@ Deno.test("renderTrustedKeys() embeds each key's name and PEM as a module", asyn
   const url = `data:application/typescript;base64,${btoa(text)}`;
   const mod = await import(url);
   assert.deepEqual(mod.BUILT_IN_LICENSE_KEYS, [{ name: "license-keys/a.pem", pem: key.pem }]);
+});
+
+Deno.test("readKeyFiles() takes the .pem files in name order and names one that is no key", async () => {
+  await using tmp = await makeTempDir("keysdir");
+  await Deno.mkdir(`${tmp.path}/license-keys`);
+  const a = await testKey();
+  const b = await testKey();
+  await Deno.writeTextFile(`${tmp.path}/license-keys/b.pem`, b.pem);
+  await Deno.writeTextFile(`${tmp.path}/license-keys/a.pem`, a.pem);
+  await Deno.writeTextFile(`${tmp.path}/license-keys/README.md`, "not a key");
+  const keys = await readKeyFiles(`${tmp.path}/`);
+  assert.deepEqual(keys.map((k) => k.name), ["license-keys/a.pem", "license-keys/b.pem"]);
+  await Deno.writeTextFile(
+    `${tmp.path}/license-keys/c.pem`,
+    "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+  );
+  await assert.rejects(
+    readKeyFiles(`${tmp.path}/`),
+    /license-keys\/c\.pem is not an Ed25519 public key in SPKI PEM form/,
+  );
 });
