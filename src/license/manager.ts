@@ -7,9 +7,10 @@ import { DataDirLayout, type LicenseStatus } from "../constants.ts";
 import { describeError, GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { LicenseSource } from "../services.ts";
-import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
+import type { ConfigStore } from "../store/config_store.ts";
 import type { LicenseClaims } from "./claims.ts";
 import { LicenseClient, LicenseServerError } from "./client.ts";
+import { LicenseLocalState } from "./local_state.ts";
 import { type LicenseFile, parseLicenseFile, redactUrl, writeLicenseFile } from "./license_file.ts";
 import {
   judgeLicense,
@@ -20,9 +21,6 @@ import {
 import { type TrustedKey, verifyLicenseToken } from "./verify.ts";
 
 const log = logger("license");
-
-/** How often (at most) the clock high-water mark is written while the clock moves forward. */
-const HIGH_WATER_WRITE_MS = 60_000;
 
 /** Everything a LicenseManager needs. */
 export interface LicenseManagerOptions {
@@ -46,23 +44,20 @@ export class LicenseManager implements LicenseSource {
   readonly path: string;
   readonly deviceId: string;
   readonly #keys: readonly TrustedKey[];
-  readonly #state: Pick<ConfigStore, "get" | "set">;
+  readonly #local: LicenseLocalState;
   readonly #clock: () => number;
   readonly #client: LicenseClient;
   #file: LicenseFileState = { kind: "absent" };
   #contents: LicenseFile | undefined;
-  #highWater: number | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: LicenseManagerOptions) {
     this.path = `${options.dataDir}/${DataDirLayout.LICENSE_FILE}`;
     this.deviceId = options.deviceId;
     this.#keys = options.keys;
-    this.#state = options.state;
+    this.#local = new LicenseLocalState(options.state);
     this.#clock = options.clock ?? Date.now;
     this.#client = options.client ?? new LicenseClient();
-    const stored = Number(this.#state.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER));
-    this.#highWater = Number.isFinite(stored) && stored > 0 ? stored : undefined;
   }
 
   /** Opens the manager: reads the license file, then records the clock. */
@@ -117,21 +112,6 @@ export class LicenseManager implements LicenseSource {
     return this.#file.kind === "verified" ? this.#file.claims : undefined;
   }
 
-  /** License id → issue time of the latest copy deactivated on this device. */
-  #deactivations(): Record<string, number> {
-    try {
-      const map = JSON.parse(this.#state.get(ConfigKey.LICENSE_DEACTIVATED) ?? "{}");
-      return typeof map === "object" && map !== null && !Array.isArray(map) ? map : {};
-    } catch {
-      return {};
-    }
-  }
-
-  #deactivatedIssuedAt(id: string): number | undefined {
-    const at = this.#deactivations()[id];
-    return typeof at === "number" ? at : undefined;
-  }
-
   /** Judges the license now and moves the clock high-water mark forward. */
   verdict(): LicenseVerdict {
     const now = this.#clock();
@@ -140,22 +120,11 @@ export class LicenseManager implements LicenseSource {
       file: this.#file,
       deviceId: this.deviceId,
       now,
-      highWater: this.#highWater,
-      deactivatedIssuedAt: claims && this.#deactivatedIssuedAt(claims.id),
+      highWater: this.#local.highWater(),
+      deactivatedIssuedAt: claims && this.#local.deactivatedIssuedAt(claims.id),
     });
-    if (this.#highWater === undefined || now >= this.#highWater + HIGH_WATER_WRITE_MS) {
-      this.#setHighWater(now);
-    }
+    this.#local.advance(now);
     return verdict;
-  }
-
-  #setHighWater(ms: number): void {
-    this.#highWater = ms;
-    try {
-      this.#state.set(ConfigKey.LICENSE_CLOCK_HIGH_WATER, String(ms));
-    } catch (err) {
-      log.warn("cannot record the clock high-water mark", { error: describeError(err) });
-    }
   }
 
   status(): LicenseStatus {
@@ -240,11 +209,7 @@ export class LicenseManager implements LicenseSource {
       const url = this.#installedUrl("deactivate");
       const claims = this.claims();
       await this.#call(() => this.#client.deactivate(url, this.deviceId));
-      if (claims !== undefined) {
-        const map = this.#deactivations();
-        map[claims.id] = Math.max(map[claims.id] ?? 0, claims.issuedAt);
-        this.#state.set(ConfigKey.LICENSE_DEACTIVATED, JSON.stringify(map));
-      }
+      if (claims !== undefined) this.#local.markDeactivated(claims.id, claims.issuedAt);
       log.info("license deactivated; its seat is free and the file is kept for inspection", {
         license_id: claims?.id ?? null,
         path: this.path,
@@ -297,14 +262,10 @@ export class LicenseManager implements LicenseSource {
     await writeLicenseFile(this.path, { license_jwt: token, customer_name: customer, url });
     // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
     // an earlier deactivation of this license here no longer applies.
-    const deactivations = this.#deactivations();
-    if (verified.claims.id in deactivations) {
-      delete deactivations[verified.claims.id];
-      this.#state.set(ConfigKey.LICENSE_DEACTIVATED, JSON.stringify(deactivations));
-    }
+    this.#local.clearDeactivated(verified.claims.id);
     // The issuer's signed clock replaces ours as the high-water mark: a clock set too far
     // ahead by mistake is forgiven once it is corrected and the license synced.
-    this.#setHighWater(verified.claims.issuedAt);
+    this.#local.setHighWater(verified.claims.issuedAt);
     await this.reload();
     return verified.claims;
   }
