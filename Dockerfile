@@ -1,8 +1,12 @@
 # syntax=docker/dockerfile:1.7
-# Edge messaging gateway: a FROM-scratch image holding only the compiled binary, the glibc
-# libraries and loader it links against, a writable /tmp and the data directory (UID 1000).
-#   docker build -t edge-gateway .            (amd64 or arm64, from BuildKit's TARGETARCH)
-#   docker run -e EDGE_PROFILE=gw1 -v gw1:/var/lib/privitty -p 127.0.0.1:7200:7200 edge-gateway
+# Edge messaging gateway: a FROM-scratch image holding only the compiled binary (also on PATH as
+# privitty-edged, the daemon, and privitty-edge, the CLI), the glibc libraries and loader it
+# links against, a writable /tmp and the data directory (UID 1000).
+#   docker build -t privitty/edge:latest .    (amd64 or arm64, from BuildKit's TARGETARCH)
+#   docker run -d --name privitty-edged -e PRIVITTY_PROFILE=gateway01 -e PRIVITTY_LICENSE_URL=… \
+#     -p 127.0.0.1:7200:7200 -v privitty-data:/var/lib/privitty privitty/edge:latest
+#   compose: command: ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"]
+#   docker exec privitty-edged privitty-edge invite
 
 FROM debian:bookworm-slim AS build
 ARG TARGETARCH
@@ -24,8 +28,11 @@ RUN set -eu; \
       *) echo "unsupported TARGETARCH $TARGETARCH" >&2; exit 1 ;; \
     esac; \
     ./compile.sh --target "$target"; \
-    mkdir -p /rootfs/tmp /rootfs/var/lib/privitty /rootfs/etc; \
+    mkdir -p /rootfs/tmp /rootfs/var/lib/privitty /rootfs/etc /rootfs/usr/local/bin; \
     cp "dist/edge-gateway-$target" /rootfs/edge-gateway; \
+    for name in edge-gateway privitty-edged privitty-edge; do \
+      ln -s /edge-gateway "/rootfs/usr/local/bin/$name"; \
+    done; \
     ldd /rootfs/edge-gateway | grep -o '/[^ ]*' | sort -u | while read -r lib; do \
       mkdir -p "/rootfs$(dirname "$lib")"; cp -L "$lib" "/rootfs$lib"; \
     done; \
@@ -36,10 +43,16 @@ RUN set -eu; \
 
 FROM scratch
 COPY --from=build /rootfs/ /
-ENV HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_CHECK=1 EDGE_DATA_DIR=/var/lib/privitty
+# No EDGE_DATA_DIR here: /var/lib/privitty is the default, and an image-set EDGE_ variable would
+# shadow the PRIVITTY_ twin a user sets.
+ENV PATH=/usr/local/bin HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_CHECK=1
 USER 1000:1000
 EXPOSE 7200
 VOLUME ["/var/lib/privitty"]
 HEALTHCHECK --start-period=90s --interval=30s --timeout=5s --retries=3 CMD ["/edge-gateway", "health"]
+# A new named volume takes this directory's owner (1000); a root-owned one stops the start with
+# the exact chown to run (the daemon cannot drop root privileges to chown it itself).
+# The entry point serves when the command is empty or only daemon flags (compose's
+# ["--listen", …, "--accounts", …]), and runs the CLI for a command word (`license status`).
 ENTRYPOINT ["/edge-gateway"]
 CMD ["serve"]

@@ -2,6 +2,8 @@
 # Builds the self-contained gateway binaries with `deno compile`, baking in the daemon's
 # permission set (scripts/permissions.sh) for the container paths:
 #   dist/edge-gateway-x86_64-unknown-linux-gnu, dist/edge-gateway-aarch64-unknown-linux-gnu
+# plus, beside each, the product's names as symlinks to it (the program reads argv[0]):
+#   dist/privitty-edged-<target> (the daemon), dist/privitty-edge-<target> (the CLI)
 #
 # usage: ./compile.sh [--target x86_64-unknown-linux-gnu|aarch64-unknown-linux-gnu]
 #
@@ -9,6 +11,7 @@
 # (one --target), or DENORT_BIN_X86_64 / DENORT_BIN_AARCH64 per target, or a cached
 # $DENO_DIR/dl/release/v<version>/denort-<target>.zip. Otherwise it is downloaded from
 # dl.deno.land; when none of these is available the build stops with a message saying so.
+# DIST_DIR overrides the output directory (default dist/).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=scripts/permissions.sh
@@ -25,7 +28,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --target) targets+=("${2:?--target needs a value}"); shift 2 ;;
     --target=*) targets+=("${1#*=}"); shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
@@ -69,10 +72,14 @@ grep -q '^    pem: ' "$root/src/license/trusted_keys.ts" ||
   echo "compile.sh: warning: license-keys/ holds no public key, so the binary accepts no license (README \"Licenses\")" >&2
 
 mapfile -t flags < <(daemon_permission_flags "$DATA_DIR" "$FILES_DIR")
-mkdir -p "$root/dist"
+dist="${DIST_DIR:-$root/dist}"
+mkdir -p "$dist"
 for t in "${targets[@]}"; do
   bin="$(runtime_for "$t")"
-  out="$root/dist/edge-gateway-$t"
+  out="$dist/edge-gateway-$t"
   echo "compile.sh: building $out (Deno $version${bin:+, runtime $bin})"
   DENORT_BIN="$bin" "$DENO" compile --target "$t" "${flags[@]}" --output "$out" "$root/main.ts"
+  for name in privitty-edged privitty-edge; do
+    ln -sfn "edge-gateway-$t" "$dist/$name-$t"
+  done
 done

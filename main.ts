@@ -1,27 +1,27 @@
 /**
- * Entry point of the edge messaging gateway: `serve` (the default) runs the daemon, any other
- * first argument is a CLI command that talks to a running daemon over HTTP.
+ * Entry point of the edge messaging gateway. Invoked as `privitty-edged` it is the daemon, as
+ * `privitty-edge` the CLI; as `edge-gateway` (or `deno run main.ts`) `serve`, no arguments or
+ * daemon flags only run the daemon, and a command runs the CLI against a running daemon.
  */
 import "./src/env_shim.ts";
-import { isCliCommand, runCli } from "./src/cli/mod.ts";
+import { runCli } from "./src/cli/mod.ts";
 import { runDaemon, SERVE_USAGE } from "./src/daemon.ts";
+import { invokedName, roleOf, runsDaemon } from "./src/program_name.ts";
 
-/** Runs the program with `args` and resolves to its exit code. */
-export async function main(args: readonly string[]): Promise<number> {
+/**
+ * Runs the program with `args` and resolves to its exit code. `invokedAs` is the program's name
+ * (argv[0] by default; tests pass the product's names).
+ */
+export async function main(
+  args: readonly string[],
+  invokedAs: string = invokedName(),
+): Promise<number> {
+  const role = roleOf(invokedAs);
   const [first, ...rest] = args;
+  if (role === "daemon") return await serve(first === "serve" ? rest : args);
   if (first === "serve") return await serve(rest);
-  if (first === undefined || (first.startsWith("--") && !isGlobalCliFlag(first))) {
-    return await serve(args);
-  }
-  if (isCliCommand(first) || isGlobalCliFlag(first) || first === "-h") {
-    return await runCli([...args]);
-  }
-  return await runCli([...args]);
-}
-
-function isGlobalCliFlag(arg: string): boolean {
-  return arg === "--help" || arg === "--version" || arg.startsWith("--url") ||
-    arg === "--json" || arg.startsWith("--timeout");
+  if (role === "cli" || !runsDaemon(args)) return await runCli([...args]);
+  return await serve(args);
 }
 
 async function serve(args: readonly string[]): Promise<number> {

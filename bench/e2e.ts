@@ -76,7 +76,8 @@ const perfOf = (wallMs: number) => wallMs - performance.timeOrigin;
 
 // ---- peers ---------------------------------------------------------------------------------------
 
-type Ev = { t: number; event: { kind: string; [k: string]: unknown } };
+/** A received event of either kind of peer; only its arrival time is compared across kinds. */
+type Ev = { readonly t: number };
 
 /** What the benchmark needs of either kind of peer. */
 interface Side {
@@ -85,6 +86,8 @@ interface Side {
   readonly events: readonly Ev[];
   send(text: string): Promise<number>;
   waitIncoming(from: number, timeoutMs: number): Promise<Ev>;
+  /** When this side saw the relay accept `msgId` (its first MsgDelivered: state 20), or NaN. */
+  acceptedAt(msgId: number): number;
 }
 
 async function gatewayPair(relay: Relay) {
@@ -94,21 +97,24 @@ async function gatewayPair(relay: Relay) {
   const link = await inviter.call<string>("get_chat_securejoin_qr_code", 1, null);
   const chat = await joiner.call<number>("secure_join", 1, link);
   await inviter.waitForEvent(
-    (e) => e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000,
+    (e) => e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000,
     30_000,
     fromI,
   );
   await joiner.waitForEvent((e) =>
-    e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+    e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 1000
   );
   const incoming = (p: GatewayPeer) => (from: number, timeoutMs: number) =>
-    p.waitForEvent((e) => e.event.kind === "IncomingMsg", timeoutMs, from);
+    p.waitForEvent((e) => e.event.type === "IncomingMsg", timeoutMs, from);
+  const acceptedAt = (p: GatewayPeer) => (msgId: number) =>
+    p.events.find((e) => e.event.type === "MsgDelivered" && e.event.msg_id === msgId)?.t ?? NaN;
   const sender: Side = {
     label: "gateway",
     addr: joiner.addr,
     events: joiner.events,
     send: (text) => joiner.call<number>("send_msg", 1, chat, { text }),
     waitIncoming: incoming(joiner),
+    acceptedAt: acceptedAt(joiner),
   };
   const receiver: Side = {
     label: "gateway",
@@ -116,6 +122,7 @@ async function gatewayPair(relay: Relay) {
     events: inviter.events,
     send: () => Promise.reject(new Error("unused")),
     waitIncoming: incoming(inviter),
+    acceptedAt: acceptedAt(inviter),
   };
   return { sender, receiver, senderPeer: joiner, receiverPeer: inviter, peers: [inviter, joiner] };
 }
@@ -133,12 +140,15 @@ async function deltaChatPair(relay: Relay) {
   );
   const incoming = (p: DeltaChatPeer) => (from: number, timeoutMs: number) =>
     p.waitForEvent((e) => e.event.kind === "IncomingMsg", timeoutMs, from);
+  const acceptedAt = (p: DeltaChatPeer) => (msgId: number) =>
+    p.events.find((e) => e.event.kind === "MsgDelivered" && e.event.msgId === msgId)?.t ?? NaN;
   const sender: Side = {
     label: "Delta Chat",
     addr: joiner.addr,
     events: joiner.events,
     send: (text) => joiner.call<number>("send_msg", joiner.accountId, chat, { text }),
     waitIncoming: incoming(joiner),
+    acceptedAt: acceptedAt(joiner),
   };
   const receiver: Side = {
     label: "Delta Chat",
@@ -146,6 +156,7 @@ async function deltaChatPair(relay: Relay) {
     events: inviter.events,
     send: () => Promise.reject(new Error("unused")),
     waitIncoming: incoming(inviter),
+    acceptedAt: acceptedAt(inviter),
   };
   return { sender, receiver, peers: [inviter, joiner] };
 }
@@ -217,12 +228,6 @@ async function sequential(from: Side, to: Side, n: number, tag: string): Promise
   return out;
 }
 
-/** When the sender saw the relay accept `msgId` (its first MsgDelivered: state 20), or NaN. */
-function acceptedAt(sender: Side, msgId: number): number {
-  return sender.events.find((e) => e.event.kind === "MsgDelivered" && e.event.msgId === msgId)
-    ?.t ?? NaN;
-}
-
 interface Burst {
   /** First send → last IncomingMsg, ms. */
   ms: number;
@@ -268,7 +273,7 @@ async function burst(
   await Promise.all(Array.from({ length: concurrency }, worker));
   const sendMs = performance.now() - t0;
   await all;
-  const accepted = ids.map((id) => acceptedAt(from, id));
+  const accepted = ids.map((id) => from.acceptedAt(id));
   return {
     ms: last!.t - t0,
     sendMs,
@@ -321,7 +326,7 @@ function outerStages(seq: Sample[], sender: Side, box: MailboxWatch): OuterStage
   return {
     latency: dist(seq.map((s) => s.incoming - s.t0))!,
     rpc: dist(seq.map((s) => s.rpcDone - s.t0)),
-    relayAccepted: dist(seq.map((s) => acceptedAt(sender, s.msgId) - s.t0)),
+    relayAccepted: dist(seq.map((s) => sender.acceptedAt(s.msgId) - s.t0)),
     inMailbox: dist(seq.map((s, i) => boxAt[i] - s.t0)),
     pickup: dist(seq.map((s, i) => s.incoming - boxAt[i])),
   };

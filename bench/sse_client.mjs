@@ -12,6 +12,8 @@ let connected = 0;
 let done = 0;
 let t0 = 0;
 const sockets = [];
+// The start of each published event's frame line (the product's shape: one data: line).
+const MARK = '\ndata: {"type":"Info"';
 const rssBefore = rssKb();
 await new Promise((resolveAll) => {
   for (let i = 0; i < n; i++) {
@@ -30,11 +32,11 @@ await new Promise((resolveAll) => {
       }
       const text = tail + chunk;
       let idx = -1, from = 0;
-      while ((idx = text.indexOf("\nevent: Info", from)) >= 0) {
+      while ((idx = text.indexOf(MARK, from)) >= 0) {
         counts[i]++;
-        from = idx + 12;
+        from = idx + MARK.length;
       }
-      tail = text.slice(Math.max(from, text.length - 12));
+      tail = text.slice(Math.max(from, text.length - MARK.length));
       if (counts[i] === e && t0) {
         counts[i]++;
         if (++done === n) finish();

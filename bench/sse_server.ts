@@ -1,9 +1,13 @@
 /**
  * SSE fan-out benchmark server: the gateway's own app (createApp + EventBus, the code path of
- * GET /events) on a temporary store, plus `POST /publish?n=N&size=S`, which publishes N events.
- * With `--naive` it serves the baseline instead: one ReadableStream enqueue per event.
+ * GET /events, with the event journal) on a temporary store, plus `POST /publish?n=N&size=S`,
+ * which publishes N events. With `--naive` it serves the baseline instead: one ReadableStream
+ * enqueue per event.
  */
 import { EventBus } from "../src/events/bus.ts";
+import { EventJournal } from "../src/events/journal.ts";
+import { toWire } from "../src/events/types.ts";
+import { sseFrame } from "../src/http/events_route.ts";
 import { createApp } from "../src/http/app.ts";
 import { serviceHealth } from "../src/http/health_route.ts";
 import { parseConfig } from "../src/config.ts";
@@ -18,10 +22,11 @@ const naive = Deno.args.includes("--naive");
 const payload = (size: number) => "x".repeat(size);
 
 function gatewayHandler(): (req: Request) => Response | Promise<Response> {
-  const bus = new EventBus({ queueLimit: 100_000 });
+  const store = Store.open(":memory:");
+  const bus = new EventBus({ queueLimit: 100_000, journal: new EventJournal(store.events) });
   const services: Services = {
     config: parseConfig(["--data-dir", "/tmp/edge-bench-unused"], () => undefined),
-    store: Store.open(":memory:"),
+    store,
     events: bus,
     connectivity: { level: () => 4000 },
     license: { status: () => "no_license", isActive: () => false },
@@ -59,9 +64,7 @@ function naiveHandler(): (req: Request) => Response {
       const n = Number(url.searchParams.get("n") ?? 1000);
       const msg = payload(Number(url.searchParams.get("size") ?? 64));
       for (let i = 0; i < n; i++) {
-        const frame = enc.encode(
-          `id: ${++id}\nevent: Info\ndata: ${JSON.stringify({ kind: "Info", msg })}\n\n`,
-        );
+        const frame = enc.encode(sseFrame({ id: ++id, event: toWire({ kind: "Info", msg }) }));
         for (const c of clients) c.enqueue(frame);
       }
       return new Response("published");

@@ -6,20 +6,22 @@
 # KEY_FILES: comma-separated license public-key files (EDGE_LICENSE_TRUSTED_KEYS) the daemon
 # may read when run from source; compile.sh never passes it.
 
-# Environment variables the program reads: src/config.ts DAEMON_ENV_VARS, the CLI's EDGE_URL,
+# Environment variables the program reads: src/config.ts DAEMON_ENV_ALLOW (each EDGE_ input and
+# its PRIVITTY_ twin), the CLI's EDGE_URL / PRIVITTY_URL,
 # and NODE_V8_COVERAGE (read by imapflow's logger dependency at import).
-DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_LICENSE_TRUSTED_KEYS,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,EDGE_URL,NODE_V8_COVERAGE"
+DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_LICENSE_TRUSTED_KEYS,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,PRIVITTY_PROFILE,PRIVITTY_LICENSE_URL,PRIVITTY_LICENSE_TRUSTED_KEYS,PRIVITTY_SERVER,PRIVITTY_DATA_DIR,PRIVITTY_FILES_DIR,PRIVITTY_LOG_LEVEL,PRIVITTY_SSE_PING_MS,PRIVITTY_ALLOW_PLAINTEXT_MAIL,EDGE_URL,PRIVITTY_URL,NODE_V8_COVERAGE"
 
 daemon_permission_flags() {
   local data_dir="$1" files_dir="$2" key_files="${3:-}"
   # --allow-net: relay, IMAP/SMTP and license hosts are only known at run time (autodiscovery);
   #   the listener too. /etc/machine-id: the viewer's device fingerprint. sys: the MAC address
-  #   (networkInterfaces) and os.hostname() called by imapflow's logger at import.
+  #   (networkInterfaces), os.hostname() called by imapflow's logger at import, and the daemon's
+  #   own UID (uid) to say exactly what to chown when the data directory belongs to another user.
   printf '%s\n' \
     --no-prompt \
     --allow-net \
     "--allow-read=${data_dir},${files_dir},/etc/machine-id${key_files:+,${key_files}}" \
     "--allow-write=${data_dir},${files_dir}" \
     "--allow-env=${DAEMON_ENV_ALLOW}" \
-    --allow-sys=networkInterfaces,hostname
+    --allow-sys=networkInterfaces,hostname,uid
 }

@@ -2,6 +2,7 @@
 # `deno task start`: runs the daemon from source with the production permission set
 # (scripts/permissions.sh), for any data directory given.
 #   start.sh [--port P] [--host H] [--data-dir D] [--files-dir F] [--cors]
+#   start.sh [--listen HOST:PORT] [--accounts D] [--files-dir F] [--cors]   (the product's names)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -9,28 +10,39 @@ root="$(dirname "$here")"
 . "$here/permissions.sh"
 
 caller_cwd="${INIT_CWD:-$PWD}"
-data_dir="${EDGE_DATA_DIR:-/var/lib/privitty}"
-files_dir="${EDGE_FILES_DIR:-}"
+abspath() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "$caller_cwd" "$1" ;; esac; }
+# EDGE_* wins over its PRIVITTY_* twin, as in src/config.ts.
+data_dir="${EDGE_DATA_DIR:-${PRIVITTY_DATA_DIR:-/var/lib/privitty}}"
+files_dir="${EDGE_FILES_DIR:-${PRIVITTY_FILES_DIR:-}}"
+# --data-dir and its alias --accounts go to the daemon as given (made absolute), so giving both
+# is the daemon's clear error; the first one names the directory the permissions allow.
+dir_flags=()
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --data-dir) data_dir="$2"; shift 2 ;;
-    --data-dir=*) data_dir="${1#*=}"; shift ;;
-    --files-dir) files_dir="$2"; shift 2 ;;
+    --data-dir|--accounts)
+      [ $# -ge 2 ] || { args+=("$1"); shift; continue; }
+      [ ${#dir_flags[@]} -gt 0 ] || data_dir="$2"
+      dir_flags+=("$1" "$(abspath "$2")"); shift 2 ;;
+    --data-dir=*|--accounts=*)
+      [ ${#dir_flags[@]} -gt 0 ] || data_dir="${1#*=}"
+      dir_flags+=("${1%%=*}" "$(abspath "${1#*=}")"); shift ;;
+    --files-dir) files_dir="${2-}"; shift $(( $# >= 2 ? 2 : 1 )) ;;
     --files-dir=*) files_dir="${1#*=}"; shift ;;
     *) args+=("$1"); shift ;;
   esac
 done
-abspath() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$caller_cwd" "$1" ;; esac; }
 data_dir="$(abspath "$data_dir")"
 files_dir="$(abspath "${files_dir:-$data_dir/files}")"
+[ ${#dir_flags[@]} -gt 0 ] || dir_flags=(--data-dir "$data_dir")
 # The allow-lists name these paths, so they must exist before Deno starts.
 mkdir -p -m 0700 "$data_dir" "$files_dir"
 
 # License public keys trusted when run from source (README "Licenses"): absolute paths, readable.
-key_files=""
-if [ -n "${EDGE_LICENSE_TRUSTED_KEYS:-}" ]; then
-  IFS=',' read -ra key_list <<<"$EDGE_LICENSE_TRUSTED_KEYS"
+# EDGE_LICENSE_TRUSTED_KEYS wins over its PRIVITTY_ twin, as in src/config.ts.
+key_files="" keys_in="${EDGE_LICENSE_TRUSTED_KEYS:-${PRIVITTY_LICENSE_TRUSTED_KEYS:-}}"
+if [ -n "$keys_in" ]; then
+  IFS=',' read -ra key_list <<<"$keys_in"
   for k in "${key_list[@]}"; do
     k="${k#"${k%%[![:space:]]*}"}" && k="${k%"${k##*[![:space:]]}"}"
     [ -n "$k" ] && key_files="${key_files:+$key_files,}$(abspath "$k")"
@@ -40,4 +52,4 @@ fi
 
 mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$key_files")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
-  --data-dir "$data_dir" --files-dir "$files_dir" ${args[@]+"${args[@]}"}
+  "${dir_flags[@]}" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

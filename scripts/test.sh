@@ -98,11 +98,13 @@ export DENO
 if [ "$UNIT" = 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     scripts/relay/install-deps.sh --check || true # names the missing packages, if any
+    scripts/browser/install-chromium.sh --check || true
     die "the tests run as root: they need a private network namespace (unshare --net --mount) and their own Postfix/Dovecot; use --unit for a quick run without relay tests"
   fi
   unshare --net --mount true 2>/dev/null ||
     die "unshare --net --mount failed: this machine does not allow network namespaces; refusing to run the tests un-isolated"
   scripts/relay/install-deps.sh
+  scripts/browser/install-chromium.sh # the browser test (skipped by --unit runs)
 fi
 "$DENO" install --frozen --quiet || die "deno install --frozen failed: is deno.lock up to date?"
 install_npm_tools

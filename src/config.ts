@@ -45,7 +45,7 @@ export interface GatewayConfig {
   readonly allowPlaintextMail: boolean;
 }
 
-/** The environment variables the daemon reads (the permission set allows exactly these). */
+/** The environment variables the daemon reads, by the SPEC's names (see `productEnvName`). */
 export const DAEMON_ENV_VARS = [
   "EDGE_PROFILE",
   "EDGE_LICENSE_URL",
@@ -58,12 +58,68 @@ export const DAEMON_ENV_VARS = [
   "EDGE_ALLOW_PLAINTEXT_MAIL",
 ] as const;
 
+/** Prefix of the SPEC's input names. */
+const SPEC_ENV_PREFIX = "EDGE_";
+/** Prefix the product publishes for the same inputs (`PRIVITTY_PROFILE`, contract P-46). */
+const PRODUCT_ENV_PREFIX = "PRIVITTY_";
+
+/** The product's twin of a SPEC input name: `EDGE_PROFILE` → `PRIVITTY_PROFILE`. */
+export function productEnvName(name: string): string {
+  if (!name.startsWith(SPEC_ENV_PREFIX)) throw new Error(`${name} is not an EDGE_ input`);
+  return PRODUCT_ENV_PREFIX + name.slice(SPEC_ENV_PREFIX.length);
+}
+
+/** Both names of an input for messages: `EDGE_PROFILE (or PRIVITTY_PROFILE)`. */
+export function envNames(name: string): string {
+  return `${name} (or ${productEnvName(name)})`;
+}
+
+/** Every variable the daemon may read: each SPEC name and its product twin (the permission set). */
+export const DAEMON_ENV_ALLOW: readonly string[] = DAEMON_ENV_VARS.flatMap((
+  n,
+) => [n, productEnvName(n)]);
+
 type EnvReader = (name: string) => string | undefined;
+
+/** An input read from the environment: its value and how to name it in an error. */
+interface EnvInput {
+  readonly value: string | undefined;
+  /** The variable that was set (`PRIVITTY_X (twin of EDGE_X)` for the product name). */
+  readonly label: string;
+}
+
+/**
+ * Reads an input by its SPEC name, else by the product's twin: `EDGE_X` wins when both are set
+ * (the SPEC is the contract), `PRIVITTY_X` is used when only it is set.
+ */
+export function readEnvInput(env: EnvReader, name: string): EnvInput {
+  const spec = env(name);
+  if (spec !== undefined) return { value: spec, label: name };
+  const twin = productEnvName(name);
+  const product = env(twin);
+  if (product !== undefined) return { value: product, label: `${twin} (twin of ${name})` };
+  return { value: undefined, label: name };
+}
+
+/**
+ * Inputs set under both names with different values: `EDGE_X` is used; the daemon logs these
+ * so the operator sees which one won.
+ */
+export function shadowedEnvInputs(env: EnvReader): string[] {
+  return DAEMON_ENV_VARS.filter((n) => {
+    const spec = env(n);
+    const product = env(productEnvName(n));
+    return spec !== undefined && product !== undefined && spec !== product;
+  }).map((n) => `${n} is set, so ${productEnvName(n)} is ignored`);
+}
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
 
-/** Parses `EDGE_SERVER`: a host name, an `https://host[/new]` URL, or `http://<loopback>:port`. */
-export function parseRelayTarget(input: string): RelayTarget {
+/**
+ * Parses `EDGE_SERVER`: a host name, an `https://host[/new]` URL, or `http://<loopback>:port`.
+ * `label` names the input in errors.
+ */
+export function parseRelayTarget(input: string, label = "EDGE_SERVER"): RelayTarget {
   const value = input.trim();
   const form =
     'a host name ("relay.example.org"), an https URL ("https://relay.example.org/new") ' +
@@ -74,7 +130,7 @@ export function parseRelayTarget(input: string): RelayTarget {
       url = new URL(value);
     } catch (cause) {
       throw new ConfigError(
-        `EDGE_SERVER "${input}" is not a valid URL; expected ${form}`,
+        `${label} "${input}" is not a valid URL; expected ${form}`,
         undefined,
         {
           cause,
@@ -83,7 +139,7 @@ export function parseRelayTarget(input: string): RelayTarget {
     }
     if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) {
       throw new ConfigError(
-        `EDGE_SERVER "${input}" uses plain http for a non-loopback host; use https (expected ${form})`,
+        `${label} "${input}" uses plain http for a non-loopback host; use https (expected ${form})`,
       );
     }
     const path = url.pathname === "/" || url.pathname === "" ? "/new" : url.pathname;
@@ -95,7 +151,7 @@ export function parseRelayTarget(input: string): RelayTarget {
     });
   }
   if (!/^[A-Za-z0-9_]([A-Za-z0-9_-]{0,62})(\.[A-Za-z0-9_-]{1,63})+$/.test(value)) {
-    throw new ConfigError(`EDGE_SERVER "${input}" is not valid; expected ${form}`);
+    throw new ConfigError(`${label} "${input}" is not valid; expected ${form}`);
   }
   const host = value.toLowerCase();
   return Object.freeze({
@@ -152,66 +208,110 @@ export function readFlags(
   return out;
 }
 
-/** Flags accepted by `serve`. */
+/** Flags accepted by `serve`; `listen` and `accounts` are the product's names (P-45). */
 export const SERVE_FLAGS = {
-  values: ["port", "host", "data-dir", "files-dir"],
+  values: ["port", "host", "data-dir", "files-dir", "listen", "accounts"],
   booleans: ["cors"],
 } as const;
+
+const LISTEN_FORM = "HOST:PORT (e.g. 0.0.0.0:7200, 127.0.0.1:7200 or [::1]:7200)";
+
+/** Parses `--listen HOST:PORT`; an IPv6 host is bracketed (`[::1]:7200`), an empty host is all. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]*)):([^:]*)$/.exec(value);
+  if (m === null) {
+    throw new ConfigError(`--listen "${value}" is not valid; expected ${LISTEN_FORM}`);
+  }
+  const host = m[1] ?? m[2];
+  return {
+    host: host === "" ? DEFAULT_HOST : host,
+    port: parsePort(m[3], `--listen "${value}": port`),
+  };
+}
+
+/** Throws when a flag and its product alias are both given (which one counts would be a guess). */
+function refuseBoth(flags: Map<string, string | true>, alias: string, names: readonly string[]) {
+  const given = names.filter((n) => flags.has(n));
+  if (flags.has(alias) && given.length > 0) {
+    const others = given.map((n) => `--${n}`).join(" and ");
+    throw new ConfigError(
+      `--${alias} and ${others} both set ${
+        alias === "listen" ? "the listen address" : "the data directory"
+      }; ` +
+        `give only one (--${alias} is the product's name for ${
+          names.map((n) => `--${n}`).join("/")
+        })`,
+    );
+  }
+}
 
 /** Builds the validated configuration from `serve` flags and the environment. */
 export function parseConfig(args: readonly string[], env: EnvReader): GatewayConfig {
   const flags = readFlags(args, SERVE_FLAGS);
+  refuseBoth(flags, "listen", ["host", "port"]);
+  refuseBoth(flags, "accounts", ["data-dir"]);
   const str = (flag: string) => {
     const v = flags.get(flag);
     return typeof v === "string" ? v : undefined;
   };
+  const input = (name: string) => readEnvInput(env, name);
+  const dataFlag = str("data-dir") !== undefined ? "data-dir" : "accounts";
+  const dataEnv = input("EDGE_DATA_DIR");
   const dataDir = absoluteDir(
-    str("data-dir") ?? env("EDGE_DATA_DIR") ?? DEFAULT_DATA_DIR,
-    str("data-dir") !== undefined ? "--data-dir" : "EDGE_DATA_DIR",
+    str(dataFlag) ?? dataEnv.value ?? DEFAULT_DATA_DIR,
+    str(dataFlag) !== undefined ? `--${dataFlag}` : dataEnv.label,
   );
-  const filesDirInput = str("files-dir") ?? env("EDGE_FILES_DIR");
+  const filesEnv = input("EDGE_FILES_DIR");
+  const filesDirInput = str("files-dir") ?? filesEnv.value;
   const filesDir = filesDirInput === undefined
     ? `${dataDir}/${DataDirLayout.FILES_DIR}`
-    : absoluteDir(filesDirInput, str("files-dir") !== undefined ? "--files-dir" : "EDGE_FILES_DIR");
-  const profile = env("EDGE_PROFILE")?.trim();
+    : absoluteDir(filesDirInput, str("files-dir") !== undefined ? "--files-dir" : filesEnv.label);
+  const profileEnv = input("EDGE_PROFILE");
+  const profile = profileEnv.value?.trim();
   if (profile !== undefined && profile.length > 100) {
     throw new ConfigError(
-      "EDGE_PROFILE is too long; expected a display name of at most 100 characters",
+      `${profileEnv.label} is too long; expected a display name of at most 100 characters`,
     );
   }
-  const licenseUrl = env("EDGE_LICENSE_URL")?.trim() || undefined;
+  const licenseEnv = input("EDGE_LICENSE_URL");
+  const licenseUrl = licenseEnv.value?.trim() || undefined;
   if (licenseUrl !== undefined && !/^https?:\/\/\S+$/.test(licenseUrl)) {
-    throw new ConfigError(`EDGE_LICENSE_URL "${licenseUrl}" is not valid; expected an http(s) URL`);
+    throw new ConfigError(
+      `${licenseEnv.label} "${licenseUrl}" is not valid; expected an http(s) URL`,
+    );
   }
-  const licenseTrustedKeys = (env("EDGE_LICENSE_TRUSTED_KEYS") ?? "").split(",")
+  const licenseTrustedKeys = (input("EDGE_LICENSE_TRUSTED_KEYS").value ?? "").split(",")
     .map((p) => p.trim()).filter((p) => p !== "");
-  const levelInput = env("EDGE_LOG_LEVEL");
-  const logLevel = levelInput === undefined ? "info" : parseLogLevel(levelInput);
+  const levelEnv = input("EDGE_LOG_LEVEL");
+  const logLevel = levelEnv.value === undefined ? "info" : parseLogLevel(levelEnv.value);
   if (logLevel === undefined) {
     throw new ConfigError(
-      `EDGE_LOG_LEVEL "${levelInput}" is not valid; expected debug|info|warn|error`,
+      `${levelEnv.label} "${levelEnv.value}" is not valid; expected debug|info|warn|error`,
     );
   }
-  const pingInput = env("EDGE_SSE_PING_MS");
-  const ssePingMs = pingInput === undefined ? SSE_PING_MS : Number(pingInput);
+  const pingEnv = input("EDGE_SSE_PING_MS");
+  const ssePingMs = pingEnv.value === undefined ? SSE_PING_MS : Number(pingEnv.value);
   if (!Number.isInteger(ssePingMs) || ssePingMs < 10 || ssePingMs > 3_600_000) {
-    throw new ConfigError(`EDGE_SSE_PING_MS "${pingInput}" is not valid; expected 10-3600000 ms`);
+    throw new ConfigError(
+      `${pingEnv.label} "${pingEnv.value}" is not valid; expected 10-3600000 ms`,
+    );
   }
+  const serverEnv = input("EDGE_SERVER");
+  const plaintextEnv = input("EDGE_ALLOW_PLAINTEXT_MAIL");
+  const listen = str("listen") === undefined ? undefined : parseListen(str("listen")!);
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
     licenseTrustedKeys: Object.freeze(licenseTrustedKeys),
-    relay: parseRelayTarget(env("EDGE_SERVER") ?? DEFAULT_RELAY),
+    relay: parseRelayTarget(serverEnv.value ?? DEFAULT_RELAY, serverEnv.label),
     cors: flags.get("cors") === true,
-    port: str("port") === undefined ? DEFAULT_PORT : parsePort(str("port")!, "--port"),
-    host: str("host") ?? DEFAULT_HOST,
+    port: listen?.port ??
+      (str("port") === undefined ? DEFAULT_PORT : parsePort(str("port")!, "--port")),
+    host: listen?.host ?? str("host") ?? DEFAULT_HOST,
     dataDir,
     filesDir,
     logLevel,
     ssePingMs,
-    allowPlaintextMail: parseBool(
-      env("EDGE_ALLOW_PLAINTEXT_MAIL") ?? "false",
-      "EDGE_ALLOW_PLAINTEXT_MAIL",
-    ),
+    allowPlaintextMail: parseBool(plaintextEnv.value ?? "false", plaintextEnv.label),
   });
 }

@@ -6,6 +6,9 @@
 /** The gateway's own version, reported by `/health`, `get_info` and the CLI. */
 export const GATEWAY_VERSION = "0.1.0";
 
+/** The service name `/health` reports: the product's daemon name (contract P-13). */
+export const SERVICE_NAME = "privitty-edged";
+
 /** Version string reported as `deltachat_core_version`: the Delta Chat wire protocol we speak. */
 export const CORE_COMPAT_VERSION =
   "edge-gateway-0.1.0 (chatmail wire format, Delta Chat 2.x compatible)";
@@ -89,4 +92,6 @@ export const DataDirLayout = {
   BLOB_DIR: "accounts/1/blobs",
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
+  /** The device fingerprint stored at start, before license activation (P-51). */
+  DEVICE_FINGERPRINT: "device-fingerprint",
 } as const;

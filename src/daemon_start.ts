@@ -7,6 +7,8 @@ import { describeError, StartupError } from "./errors.ts";
 import { Connectivity } from "./constants.ts";
 import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
+import { EventJournal } from "./events/journal.ts";
+import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
 import { serviceHealth } from "./http/health_route.ts";
 import { retryActivation } from "./license/start.ts";
@@ -16,7 +18,6 @@ import { provision } from "./provision/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
-import { loadDeviceFingerprint } from "./viewer/device_fingerprint.ts";
 import { ViewerSessions } from "./viewer/session.ts";
 import { noProtectedFiles } from "./viewer/stream.ts";
 
@@ -33,8 +34,14 @@ export interface RunningDaemon {
 /** Provisions (SPEC §1 steps 1–6), then starts the HTTP server (step 7) and the mail loop. */
 export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon> {
   const bootStart = performance.now();
-  const bus = new EventBus();
-  const account = await provision(config, { events: bus });
+  const early: GatewayEvent[] = []; // provisioning's events wait for the store's id sequence
+  const account = await provision(config, { events: { publish: (e) => early.push(e) } });
+  const bus = new EventBus({
+    journal: new EventJournal(account.store.events, {
+      onError: (err) => log.warn(`cannot write the event journal: ${describeError(err)}`),
+    }),
+  });
+  for (const event of early) bus.publish(event);
   const connectivity = new ConnectivityMonitor(bus, Connectivity.NOT_CONNECTED);
   const mail = await createMailRuntime({
     store: account.store,
@@ -67,13 +74,12 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
-  const device = await loadDeviceFingerprint(config.dataDir);
   const app = createApp({
     services,
     methods: buildMethodTable(),
     bus,
     viewer: {
-      sessions: new ViewerSessions({ fingerprint: device.fingerprint, events: bus }),
+      sessions: new ViewerSessions({ fingerprint: account.device.fingerprint, events: bus }),
       openProtectedFile: noProtectedFiles,
     },
     cors: config.cors,
@@ -88,6 +94,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     await imap.stop();
     await mail.stop();
     await licenseRetry;
+    bus.close();
     account.store.close();
     account.lock.release();
     throw err;

@@ -1,6 +1,14 @@
 /** Tests of config.ts: every input validated, named in its error, with the accepted form. */
 import assert from "node:assert/strict";
-import { parseConfig, parseRelayTarget } from "../src/config.ts";
+import {
+  DAEMON_ENV_ALLOW,
+  DAEMON_ENV_VARS,
+  parseConfig,
+  parseListen,
+  parseRelayTarget,
+  productEnvName,
+  shadowedEnvInputs,
+} from "../src/config.ts";
 import { ConfigError } from "../src/errors.ts";
 
 const env = (vars: Record<string, string>) => (name: string) => vars[name];
@@ -103,8 +111,133 @@ Deno.test("parseRelayTarget() refuses plain http to a non-loopback host and junk
   );
 });
 
+Deno.test("--listen HOST:PORT and --accounts DIR set what --host/--port and --data-dir set (P-45)", () => {
+  const c = parseConfig(
+    ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"],
+    env({}),
+  );
+  assert.deepEqual([c.host, c.port, c.dataDir, c.filesDir, c.cors], [
+    "0.0.0.0",
+    7200,
+    "/var/lib/privitty",
+    "/var/lib/privitty/files",
+    true,
+  ]);
+  const v6 = parseConfig(["--listen=[::1]:7201", "--accounts=/d"], env({}));
+  assert.deepEqual([v6.host, v6.port, v6.dataDir], ["::1", 7201, "/d"]);
+  assert.deepEqual(parseListen("127.0.0.1:8080"), { host: "127.0.0.1", port: 8080 });
+  assert.deepEqual(parseListen(":7200"), { host: "0.0.0.0", port: 7200 });
+  assert.deepEqual(parseListen("gw.local:7200"), { host: "gw.local", port: 7200 });
+});
+
+Deno.test("a flag and its product alias together, or a bad --listen, are clear errors", () => {
+  const bad: [string[], RegExp][] = [
+    [
+      ["--port", "7200", "--listen", "0.0.0.0:7200"],
+      /--listen and --port both set the listen address; give only one/,
+    ],
+    [["--listen", "0.0.0.0:7200", "--host", "::"], /--listen and --host both set/],
+    [
+      ["--data-dir", "/a", "--accounts", "/b"],
+      /--accounts and --data-dir both set the data directory/,
+    ],
+    [["--listen", "7200"], /--listen "7200" is not valid; expected HOST:PORT/],
+    [["--listen", "::1:7200"], /--listen "::1:7200" is not valid; expected HOST:PORT/],
+    [["--listen", "0.0.0.0:99999"], /--listen "0.0.0.0:99999": port "99999" is not valid/],
+    [["--accounts", "rel"], /--accounts "rel" is not valid; expected an absolute directory path/],
+    [["--accounts"], /--accounts needs a value/],
+  ];
+  for (const [args, re] of bad) {
+    assert.throws(
+      () => parseConfig(args, env({})),
+      (e: Error) => e instanceof ConfigError && re.test(e.message),
+      args.join(" "),
+    );
+  }
+});
+
+Deno.test("every EDGE_ input has a PRIVITTY_ twin; EDGE_ wins when both are set (P-46)", () => {
+  const product = parseConfig(
+    [],
+    env({
+      PRIVITTY_PROFILE: "gateway01",
+      PRIVITTY_LICENSE_URL: "https://plm.privittytech.com/v1/license/TOKEN123",
+      PRIVITTY_SERVER: "relay.example.org",
+      PRIVITTY_DATA_DIR: "/p",
+      PRIVITTY_FILES_DIR: "/pf",
+      PRIVITTY_LOG_LEVEL: "debug",
+      PRIVITTY_SSE_PING_MS: "500",
+      PRIVITTY_ALLOW_PLAINTEXT_MAIL: "true",
+    }),
+  );
+  assert.deepEqual(
+    [
+      product.profile,
+      product.licenseUrl,
+      product.relay.host,
+      product.dataDir,
+      product.filesDir,
+      product.logLevel,
+      product.ssePingMs,
+      product.allowPlaintextMail,
+    ],
+    [
+      "gateway01",
+      "https://plm.privittytech.com/v1/license/TOKEN123",
+      "relay.example.org",
+      "/p",
+      "/pf",
+      "debug",
+      500,
+      true,
+    ],
+  );
+  const both = env({ EDGE_PROFILE: "edge", PRIVITTY_PROFILE: "privitty", PRIVITTY_DATA_DIR: "/p" });
+  const c = parseConfig([], both);
+  assert.equal(c.profile, "edge");
+  assert.equal(c.dataDir, "/p");
+  assert.deepEqual(shadowedEnvInputs(both), [
+    "EDGE_PROFILE is set, so PRIVITTY_PROFILE is ignored",
+  ]);
+  assert.deepEqual(shadowedEnvInputs(env({ EDGE_PROFILE: "x", PRIVITTY_PROFILE: "x" })), []);
+  assert.equal(parseConfig(["--data-dir", "/flag"], both).dataDir, "/flag", "flags still win");
+});
+
+Deno.test("a bad PRIVITTY_ value is named with its EDGE_ twin", () => {
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ PRIVITTY_DATA_DIR: "x" }, /PRIVITTY_DATA_DIR \(twin of EDGE_DATA_DIR\) "x" is not valid/],
+    [{ PRIVITTY_LOG_LEVEL: "loud" }, /PRIVITTY_LOG_LEVEL \(twin of EDGE_LOG_LEVEL\) "loud"/],
+    [
+      { PRIVITTY_LICENSE_URL: "ftp://x" },
+      /PRIVITTY_LICENSE_URL \(twin of EDGE_LICENSE_URL\) "ftp:\/\/x" is not valid/,
+    ],
+    [{ PRIVITTY_SERVER: "http://relay.example.org" }, /PRIVITTY_SERVER \(twin of EDGE_SERVER\)/],
+    [{ PRIVITTY_ALLOW_PLAINTEXT_MAIL: "maybe" }, /PRIVITTY_ALLOW_PLAINTEXT_MAIL \(twin of/],
+  ];
+  for (const [vars, re] of bad) {
+    assert.throws(
+      () => parseConfig([], env(vars)),
+      (e: Error) => e instanceof ConfigError && re.test(e.message),
+      JSON.stringify(vars),
+    );
+  }
+});
+
+Deno.test("the permission set allows exactly the EDGE_ inputs, their PRIVITTY_ twins and the CLI's", async () => {
+  assert.equal(productEnvName("EDGE_PROFILE"), "PRIVITTY_PROFILE");
+  assert.deepEqual(DAEMON_ENV_ALLOW.length, DAEMON_ENV_VARS.length * 2);
+  const script = await Deno.readTextFile(new URL("../scripts/permissions.sh", import.meta.url));
+  const allowed = /^DAEMON_ENV_ALLOW="([^"]*)"/m.exec(script)![1].split(",");
+  assert.deepEqual(
+    allowed.sort(),
+    [...DAEMON_ENV_ALLOW, "EDGE_URL", "PRIVITTY_URL", "NODE_V8_COVERAGE"].sort(),
+  );
+});
+
 Deno.test("parseConfig() lists EDGE_LICENSE_TRUSTED_KEYS files (comma-separated, trimmed)", () => {
   assert.deepEqual(parseConfig([], env({})).licenseTrustedKeys, []);
   const c = parseConfig([], env({ EDGE_LICENSE_TRUSTED_KEYS: " /k/a.pem, ,/k/b.pem ," }));
   assert.deepEqual(c.licenseTrustedKeys, ["/k/a.pem", "/k/b.pem"]);
+  const twin = parseConfig([], env({ PRIVITTY_LICENSE_TRUSTED_KEYS: "/k/p.pem" }));
+  assert.deepEqual(twin.licenseTrustedKeys, ["/k/p.pem"], "the product's twin name");
 });

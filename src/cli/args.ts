@@ -51,6 +51,13 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
     value: "MS",
     help: "per-request timeout in milliseconds (default 30000, health 3000; 0 = none)",
   },
+  {
+    name: "accounts",
+    kind: "string",
+    value: "DIR",
+    help: "the gateway's data directory (the product's global option): license commands read " +
+      "it when no daemon answers",
+  },
   { name: "help", short: "h", kind: "boolean", help: "show help (also: <command> --help)" },
   { name: "version", kind: "boolean", help: "print the version and exit" },
 ];
@@ -60,6 +67,8 @@ export interface GlobalOptions {
   readonly url: string | undefined;
   readonly json: boolean;
   readonly timeoutMs: number | undefined;
+  /** `--accounts DIR`: the data directory license commands fall back to without a daemon. */
+  readonly accounts: string | undefined;
   readonly help: boolean;
   readonly version: boolean;
 }
@@ -156,10 +165,12 @@ function readGlobals(
 ): GlobalOptions {
   const url = values["url"];
   const timeout = values["timeout"];
+  const accounts = values["accounts"];
   return {
     url: typeof url === "string" ? url : undefined,
     json: values["json"] === true,
     timeoutMs: typeof timeout === "string" ? parseTimeout(timeout, command) : undefined,
+    accounts: typeof accounts === "string" ? parseAccountsDir(accounts, command) : undefined,
     help: values["help"] === true,
     version: values["version"] === true,
   };
@@ -187,6 +198,13 @@ function parseTimeout(text: string, command: string | undefined): number {
     );
   }
   return Number(text);
+}
+
+function parseAccountsDir(text: string, command: string | undefined): string {
+  if (!text.startsWith("/")) {
+    throw new UsageError(`--accounts needs an absolute directory path, got '${text}'`, command);
+  }
+  return text.length > 1 ? text.replace(/\/+$/, "") : text;
 }
 
 /** Parses a chat, message or contact id: an unsigned 32-bit integer greater than 0. */

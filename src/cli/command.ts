@@ -48,6 +48,8 @@ export interface CommandContext {
   /** HTTP settings (base URL, timeout, signal) for commands that go beyond /rpc. */
   readonly http: HttpSettings;
   readonly rpc: RpcClient;
+  /** The data directory named by the global `--accounts DIR`, if given. */
+  readonly accounts?: string;
   readonly out: Output;
   /** Fires on Ctrl-C/SIGTERM (or the embedder's signal). */
   readonly signal: AbortSignal;

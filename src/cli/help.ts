@@ -32,8 +32,9 @@ export function globalHelp(commands: readonly Command[]): string {
     "Global options:",
     ...optionLines(GLOBAL_OPTIONS),
     "",
-    `Environment: EDGE_URL sets the gateway address when --url is not given ` +
-      `(default ${DEFAULT_URL}).`,
+    `Environment: EDGE_URL (or PRIVITTY_URL) sets the gateway address when --url is not ` +
+      `given (default ${DEFAULT_URL}).`,
+    "The same program answers as privitty-edge (this CLI) and privitty-edged (the daemon).",
     EXIT_CODES,
   );
   return lines.join("\n");

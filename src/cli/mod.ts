@@ -9,6 +9,7 @@ import type { Command, CommandContext } from "./command.ts";
 import { COMMANDS, findCommand } from "./commands/mod.ts";
 import { commandHelp, globalHelp, PROG } from "./help.ts";
 import { type CliIo, denoIo, Output } from "./output.ts";
+import { CliFailure } from "./offline_license.ts";
 import { ProtocolError, RpcClient, RpcError, UnreachableError } from "./rpc_client.ts";
 
 export { COMMANDS } from "./commands/mod.ts";
@@ -40,7 +41,7 @@ export function isCliCommand(name: string): boolean {
 /**
  * Runs the CLI with `args` (the command name first, options anywhere) and resolves to the exit
  * code. Output goes to `io` (the process's stdout/stderr by default); the only environment
- * variable read is EDGE_URL.
+ * variables read are EDGE_URL and its product twin PRIVITTY_URL.
  */
 export async function runCli(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
   const stderr = new Output(io, false);
@@ -73,9 +74,7 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
       );
     }
     checkArgCount(command, parsed.positionals.length);
-    const base = global.url !== undefined
-      ? parseBaseUrl(global.url, "--url")
-      : parseBaseUrl(io.env("EDGE_URL") || DEFAULT_URL, "EDGE_URL");
+    const base = global.url !== undefined ? parseBaseUrl(global.url, "--url") : envBaseUrl(io);
     const timeoutMs = global.timeoutMs ?? command.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     return await withStopSignal(io.signal, async (signal) => {
       const http = { baseUrl: base, timeoutMs, signal };
@@ -84,6 +83,7 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
         options: parsed.options,
         http,
         rpc: new RpcClient(http),
+        accounts: global.accounts,
         out,
         signal,
       };
@@ -97,6 +97,15 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
   } catch (err) {
     return await reportFailure(io, json, err, command);
   }
+}
+
+/** The gateway address from EDGE_URL, else its product twin PRIVITTY_URL, else the default. */
+function envBaseUrl(io: CliIo): string {
+  const edge = io.env("EDGE_URL");
+  if (edge) return parseBaseUrl(edge, "EDGE_URL");
+  const product = io.env("PRIVITTY_URL");
+  if (product) return parseBaseUrl(product, "PRIVITTY_URL (twin of EDGE_URL)");
+  return parseBaseUrl(DEFAULT_URL, "EDGE_URL");
 }
 
 function optionsFor(name: string): readonly OptionSpec[] {
@@ -192,6 +201,10 @@ async function reportFailure(
   if (err instanceof UnreachableError) {
     await stderr.error(`${PROG}: ${err.message}`);
     return ExitCode.UNREACHABLE;
+  }
+  if (err instanceof CliFailure) {
+    await stderr.error(`${PROG}: ${err.message}`);
+    return ExitCode.ERROR;
   }
   if (err instanceof Deno.errors.BrokenPipe) return ExitCode.OK; // stdout reader went away
   const message = err instanceof ProtocolError

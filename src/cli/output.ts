@@ -10,7 +10,7 @@ export interface CliIo {
   stdout(text: string): Promise<void>;
   /** Writes text to standard error as-is. */
   stderr(text: string): Promise<void>;
-  /** Reads an environment variable; the CLI only ever asks for EDGE_URL. */
+  /** Reads an environment variable; the CLI only asks for EDGE_URL and PRIVITTY_URL. */
   env(name: string): string | undefined;
   /** Ends long-running commands (`events`) early; Ctrl-C/SIGTERM are used when absent. */
   signal?: AbortSignal;

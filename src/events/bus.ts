@@ -1,24 +1,28 @@
 /**
- * The event bus: numbers events from 1, keeps a bounded replay ring, and fans out to bounded
+ * The event bus: numbers events, keeps a bounded replay tail, and fans out to bounded
  * per-subscriber queues. Publishing never waits for a reader; a subscriber that falls behind
- * loses its queue and reads a `lag` event first (DESIGN §4.8).
+ * loses its queue and reads a `lag` event first (DESIGN §4.8). With a journal, ids and the
+ * tail survive restarts, so `Last-Event-ID` from an earlier run resumes without silent loss.
  */
-import type { EventSink, GatewayEvent, SequencedEvent } from "./types.ts";
+import type { EventJournal } from "./journal.ts";
+import { type EventSink, type GatewayEvent, type SequencedEvent, toWire } from "./types.ts";
 
 /** Default number of events kept for `Last-Event-ID` replay. */
 export const DEFAULT_RING_SIZE = 1024;
 /** Default number of undelivered events one subscriber may hold before it lags. */
 export const DEFAULT_QUEUE_LIMIT = 4096;
 
-/** Sizes of the bus. */
+/** Sizes of the bus, and where it keeps its ids and tail across restarts. */
 export interface EventBusOptions {
   readonly ringSize?: number;
   readonly queueLimit?: number;
+  /** Persists ids and the replay tail; without one, ids start at 1 in every process. */
+  readonly journal?: EventJournal;
 }
 
 /** Where a new subscription starts. */
 export interface SubscribeOptions {
-  /** Replay the buffered events after this id (SSE `Last-Event-ID`); absent = live only. */
+  /** Replay the held events after this id (SSE `Last-Event-ID`); absent = live only. */
   readonly lastEventId?: number;
   /** Overrides the bus's per-subscriber queue limit. */
   readonly queueLimit?: number;
@@ -26,8 +30,8 @@ export interface SubscribeOptions {
 
 /** Events dropped for one subscriber and not yet reported to it. */
 interface Gap {
-  missed: number;
-  lastMissedId: number;
+  dropped: number;
+  lastDroppedId: number;
 }
 
 /** One reader's view of the bus; read with `next()`, release with `close()`. */
@@ -51,16 +55,14 @@ export class Subscription {
   /** Queues one event; on overflow the queue is dropped and remembered as a gap. */
   deliver(item: SequencedEvent): void {
     if (this.#closed) return;
-    if (this.#queue.length >= this.queueLimit) this.recordGap(this.#queue.length, item.id - 1);
+    if (this.#queue.length >= this.queueLimit) this.#recordGap(this.#queue.length, item.id - 1);
     this.#queue.push(item);
     this.#wakeUp();
   }
 
-  /** Drops everything queued and records `missed` events up to `lastMissedId` as a gap. */
-  recordGap(missed: number, lastMissedId: number): void {
+  #recordGap(dropped: number, lastDroppedId: number): void {
     this.#queue = [];
-    if (missed <= 0 && this.#gap !== undefined) return;
-    this.#gap = { missed: (this.#gap?.missed ?? 0) + missed, lastMissedId };
+    this.#gap = { dropped: (this.#gap?.dropped ?? 0) + dropped, lastDroppedId };
   }
 
   /**
@@ -94,12 +96,7 @@ export class Subscription {
     const gap = this.#gap;
     if (gap === undefined) return out;
     this.#gap = undefined;
-    const lag: GatewayEvent = {
-      kind: "lag",
-      missed: gap.missed,
-      oldestAvailable: this.bus.oldestId,
-    };
-    return [{ id: gap.lastMissedId, event: lag }, ...out];
+    return [this.bus.lagItem(gap.dropped, gap.lastDroppedId), ...out];
   }
 
   #wakeUp(): void {
@@ -119,28 +116,37 @@ export class Subscription {
 
 /** Numbers, buffers and fans out gateway events; the daemon's one `EventSink`. */
 export class EventBus implements EventSink {
-  readonly #ring: (SequencedEvent | undefined)[];
+  /** The replay tail, ascending ids; ids may jump where a crashed run lost events. */
+  readonly #held: SequencedEvent[] = [];
+  readonly #ringSize: number;
   readonly #queueLimit: number;
+  readonly #journal: EventJournal | undefined;
   readonly #subs = new Set<Subscription>();
   #lastId = 0;
+  #closed = false;
 
   constructor(options: EventBusOptions = {}) {
-    const ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
+    this.#ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
     this.#queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
-    if (!(ringSize >= 1 && this.#queueLimit >= 1)) {
+    if (!(this.#ringSize >= 1 && this.#queueLimit >= 1)) {
       throw new RangeError("EventBus ringSize and queueLimit must be at least 1");
     }
-    this.#ring = new Array(ringSize);
+    this.#journal = options.journal;
+    if (this.#journal !== undefined) {
+      const state = this.#journal.open(this.#ringSize);
+      this.#lastId = state.lastId;
+      this.#held.push(...state.held.slice(-this.#ringSize));
+    }
   }
 
-  /** Id of the newest event (0 before the first). */
+  /** The newest id issued (or, after a crash, reserved by the run that crashed); 0 at first. */
   get lastId(): number {
     return this.#lastId;
   }
 
-  /** Id of the oldest event still replayable (`lastId + 1` while the ring is empty). */
+  /** Id of the oldest event still replayable (`lastId + 1` while none is held). */
   get oldestId(): number {
-    return Math.max(1, this.#lastId - this.#ring.length + 1);
+    return this.#held[0]?.id ?? this.#lastId + 1;
   }
 
   /** Number of open subscriptions. */
@@ -148,18 +154,31 @@ export class EventBus implements EventSink {
     return this.#subs.size;
   }
 
-  /** Assigns the next id, keeps the event for replay and queues it for every subscriber. */
+  /**
+   * Assigns the next id, journals the event and queues it for every subscriber. After
+   * `close()` events are numbered but reach nobody.
+   */
   publish(event: GatewayEvent): SequencedEvent {
-    const item: SequencedEvent = { id: ++this.#lastId, event };
-    this.#ring[(item.id - 1) % this.#ring.length] = item;
+    const item: SequencedEvent = { id: ++this.#lastId, event: toWire(event) };
+    if (this.#closed) return item;
+    this.#journal?.record(item);
+    this.#held.push(item);
+    if (this.#held.length > this.#ringSize) this.#held.shift();
     for (const sub of this.#subs) sub.deliver(item);
     return item;
   }
 
+  /** A `lag` item telling a subscriber that `dropped` events up to `lastDroppedId` are gone. */
+  lagItem(dropped: number, lastDroppedId: number): SequencedEvent {
+    const lag = toWire({ kind: "lag", dropped, oldestAvailable: this.oldestId });
+    return { id: lastDroppedId, event: lag };
+  }
+
   /**
-   * Opens a subscription. With `lastEventId` it first replays the buffered events after that
-   * id; an id older than the ring yields a `lag` event before them, and an id the bus never
-   * issued (the daemon restarted) yields a `lag` with `missed: 0` and the whole ring.
+   * Opens a subscription. With `lastEventId` it first replays the held events after that id,
+   * with a `lag` before each run of ids it no longer holds (older than the tail, or lost by a
+   * crash). An id greater than any issued (the data directory was replaced) is answered with
+   * a `lag` and every held event. After `close()` the subscription is closed at once.
    */
   subscribe(options: SubscribeOptions = {}): Subscription {
     const sub = new Subscription(
@@ -167,6 +186,10 @@ export class EventBus implements EventSink {
       options.queueLimit ?? this.#queueLimit,
       (s) => this.#subs.delete(s),
     );
+    if (this.#closed) {
+      sub.close();
+      return sub;
+    }
     const after = options.lastEventId;
     if (after !== undefined) this.#replay(sub, Math.max(0, Math.floor(after)));
     this.#subs.add(sub);
@@ -174,22 +197,41 @@ export class EventBus implements EventSink {
   }
 
   #replay(sub: Subscription, after: number): void {
-    const oldest = this.oldestId;
-    let from = after + 1;
-    if (after > this.#lastId) {
-      sub.recordGap(0, oldest - 1);
-      from = oldest;
-    } else if (from < oldest) {
-      sub.recordGap(oldest - from, oldest - 1);
-      from = oldest;
+    const unknown = after > this.#lastId;
+    let prev = unknown ? 0 : after;
+    let lagDue = unknown;
+    for (let i = this.#firstAfter(prev); i < this.#held.length; i++) {
+      const item = this.#held[i];
+      if (lagDue || item.id > prev + 1) sub.deliver(this.lagItem(item.id - prev - 1, item.id - 1));
+      lagDue = false;
+      sub.deliver(item);
+      prev = item.id;
     }
-    for (let id = from; id <= this.#lastId; id++) {
-      sub.deliver(this.#ring[(id - 1) % this.#ring.length]!);
+    if (lagDue || this.#lastId > prev) {
+      sub.deliver(this.lagItem(this.#lastId - prev, this.#lastId));
     }
   }
 
-  /** Closes every subscription (before server shutdown, so SSE responses end). */
+  /** Index of the first held event with an id above `id` (binary search). */
+  #firstAfter(id: number): number {
+    let lo = 0;
+    let hi = this.#held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#held[mid].id <= id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Closes every subscription (before server shutdown, so SSE responses end) and writes the
+   * journal, so the next run continues the ids.
+   */
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
     for (const sub of [...this.#subs]) sub.close();
+    this.#journal?.close(this.#lastId);
   }
 }

@@ -1,7 +1,8 @@
 /**
- * Every event the gateway emits, as one union tagged on `kind` (Delta Chat's names and
- * camelCase fields). SSE writes `event: <kind>` and the object as one-line JSON `data:`.
+ * Every event the gateway emits, as one union tagged on `kind` (Delta Chat's names, camelCase
+ * fields, as emitters write them), and `toWire()`, the one mapping to what `/events` sends.
  */
+import { ACCOUNT_ID } from "../constants.ts";
 
 export type GatewayEvent =
   | { kind: "ConnectivityChanged"; connectivity: number }
@@ -30,19 +31,68 @@ export type GatewayEvent =
     chatId: number;
     progress: number;
   }
-  | { kind: "SecurejoinJoinerProgress"; contactId: number; progress: number }
+  | {
+    kind: "SecurejoinJoinerProgress";
+    contactId: number;
+    chatType: number;
+    chatId: number;
+    progress: number;
+  }
   | { kind: "ViewerSessionStarted"; expiresAt: number }
   | { kind: "ViewerSessionEnded"; reason: "expired" | "replaced" }
   | { kind: "ViewerFileStreamed"; msgId: number; bytes: number }
-  /** Emitted to one subscriber that fell behind or asked for events no longer buffered. */
-  | { kind: "lag"; missed: number; oldestAvailable: number };
+  /**
+   * Sent by the bus to one subscriber: `dropped` events it will never get (it fell behind, or
+   * resumed from an id no longer held, or from an id this gateway never issued).
+   */
+  | { kind: "lag"; dropped: number; oldestAvailable: number };
 
 export type GatewayEventKind = GatewayEvent["kind"];
 
-/** An event with its position in the stream (the SSE `id:`). */
+/** The one event type sent as a named SSE event (`event: lag`); every other frame is unnamed. */
+export const LAG_EVENT = "lag" satisfies GatewayEventKind;
+
+/** `chatId` → `chat_id`, at the type level (mirrors `snakeCase()`). */
+type SnakeCase<S extends string> = S extends `${infer C}${infer Rest}`
+  ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${SnakeCase<Rest>}`
+  : S;
+
+type Flatten<T> = { [K in keyof T]: T[K] };
+
+/** The wire form of one union member: `type`, `account_id`, then its fields in snake_case. */
+type WireOf<E> = E extends { kind: infer K } ? Flatten<
+    & { type: K; account_id: typeof ACCOUNT_ID }
+    & { [P in Exclude<keyof E, "kind"> as SnakeCase<P & string>]: E[P] }
+  >
+  : never;
+
+/**
+ * An event as `/events` sends it in its `data:` line (the product's published shape), e.g.
+ * `{"type":"IncomingMsg","account_id":1,"chat_id":7,"msg_id":42}`. Derived from
+ * `GatewayEvent`, so a new union member has its wire form without further code.
+ */
+export type WireEvent = WireOf<GatewayEvent>;
+
+/** The type names of the wire events (the same strings as `GatewayEventKind`). */
+export type WireEventType = WireEvent["type"];
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+/** Maps an event to its wire object: `kind` → `type`, `account_id: 1`, snake_case members. */
+export function toWire(event: GatewayEvent): WireEvent {
+  const out: Record<string, unknown> = { type: event.kind, account_id: ACCOUNT_ID };
+  for (const [name, value] of Object.entries(event)) {
+    if (name !== "kind") out[snakeCase(name)] = value;
+  }
+  return out as WireEvent;
+}
+
+/** An event with its position in the stream (the SSE `id:`), in wire form. */
 export interface SequencedEvent {
   readonly id: number;
-  readonly event: GatewayEvent;
+  readonly event: WireEvent;
 }
 
 /** Anything that accepts events for delivery (implemented by `events/bus.ts`). */

@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import type { EventBus, Subscription } from "../events/bus.ts";
-import type { SequencedEvent } from "../events/types.ts";
+import { LAG_EVENT, type SequencedEvent } from "../events/types.ts";
 
 /** The keepalive comment. */
 export const PING_FRAME = ": ping\n\n";
@@ -20,11 +20,15 @@ const encoder = new TextEncoder();
 /** One event goes to every subscriber as the same object: serialize it once. */
 const frames = new WeakMap<SequencedEvent, string>();
 
-/** Frames one event: `id: <n>`, `event: <kind>`, `data: <one-line JSON>`, blank line. */
+/**
+ * Frames one event: `id: <n>`, `data: <one-line wire JSON>`, blank line. Unnamed, so a browser's
+ * `EventSource.onmessage` gets it; only `lag` is named (`event: lag`), as the product sends it.
+ */
 export function sseFrame(item: SequencedEvent): string {
   let frame = frames.get(item);
   if (frame === undefined) {
-    frame = `id: ${item.id}\nevent: ${item.event.kind}\ndata: ${JSON.stringify(item.event)}\n\n`;
+    const name = item.event.type === LAG_EVENT ? `event: ${LAG_EVENT}\n` : "";
+    frame = `id: ${item.id}\n${name}data: ${JSON.stringify(item.event)}\n\n`;
     frames.set(item, frame);
   }
   return frame;

@@ -3,14 +3,17 @@
  * network or file I/O), so orchestrator probes never queue behind real work (SPEC §4).
  */
 import type { Context } from "hono";
-import { Connectivity, GATEWAY_VERSION } from "../constants.ts";
+import { Connectivity, GATEWAY_VERSION, SERVICE_NAME } from "../constants.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Services } from "../services.ts";
 import { ConfigKey } from "../store/mod.ts";
 
-/** The `/health` body. */
+/** The `/health` body: the product's `status`, `service`, `version` (P-13), then extras. */
 export interface HealthReport {
   readonly status: "ok";
+  /** `privitty-edged`, the daemon name the product publishes. */
+  readonly service: string;
+  readonly version: string;
   /** Connectivity level (SPEC §3). */
   readonly connectivity: number;
   /**
@@ -18,7 +21,6 @@ export interface HealthReport {
    * its relay is not, so a probe that only checks the status code does not restart it for that.
    */
   readonly mail: MailState;
-  readonly version: string;
   /** Seconds since the daemon started serving. */
   readonly uptime_s: number;
   /** The account address, once provisioned. */
@@ -48,9 +50,10 @@ export function serviceHealth(services: Services): () => HealthReport {
     const connectivity = services.connectivity.level();
     return {
       status: "ok",
+      service: SERVICE_NAME,
+      version: GATEWAY_VERSION,
       connectivity,
       mail: mailState(connectivity),
-      version: GATEWAY_VERSION,
       uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
       ...(addr === undefined ? {} : { addr }),
     };

@@ -22,16 +22,20 @@ export const MAX_AUTH_BODY_BYTES = 16_384;
 
 const U32_MAX = 0xffff_ffff;
 
-/** The fingerprint from an `/auth` body: `fingerprint` or `device_fingerprint`. */
+/** The 403 body of `/auth`, worded as the product documents it (P-14). */
+export const AUTH_MISMATCH_BODY = { error: "Device fingerprint mismatch" } as const;
+
+/** The fingerprint from an `/auth` body: `device_fingerprint` (the product's name) or `fingerprint`. */
 function presentedFingerprint(body: Record<string, unknown>): string | undefined {
-  const value = body.fingerprint ?? body.device_fingerprint;
+  const value = body.device_fingerprint ?? body.fingerprint;
   return typeof value === "string" ? value : undefined;
 }
 
 /**
- * `POST /auth` with `{"fingerprint": "<hex>"}` → 200 `{token, token_type: "Bearer",
- * expires_at (Unix s), expires_in (s)}`; a wrong or missing fingerprint → 403; a body that is
- * not a JSON object → 400. A success replaces any previous session.
+ * `POST /auth` with `{"device_fingerprint": "<hex>"}` (or `fingerprint`) → 200 `{token,
+ * token_type: "Bearer", expires_at (Unix s), expires_in (s)}`; a wrong or missing fingerprint →
+ * 403 `{"error": "Device fingerprint mismatch"}`; a body that is not a JSON object → 400. A
+ * success replaces any previous session.
  */
 export function authHandler(sessions: ViewerSessions) {
   return async (c: Context): Promise<Response> => {
@@ -43,7 +47,10 @@ export function authHandler(sessions: ViewerSessions) {
       body = undefined;
     }
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      return c.json({ error: 'request body must be a JSON object: {"fingerprint": "<hex>"}' }, 400);
+      return c.json(
+        { error: 'request body must be a JSON object: {"device_fingerprint": "<hex>"}' },
+        400,
+      );
     }
     try {
       const issued = sessions.authenticate(
@@ -62,7 +69,7 @@ export function authHandler(sessions: ViewerSessions) {
       );
     } catch (err) {
       if (err instanceof ViewerAuthError) {
-        return c.json({ error: "viewer authentication failed" }, 403);
+        return c.json(AUTH_MISMATCH_BODY, 403);
       }
       throw err;
     }

@@ -4,6 +4,40 @@
  */
 import { StartupError } from "../errors.ts";
 
+/** The user the daemon runs as; undefined when it cannot be asked (no `sys` permission). */
+function currentUid(): number | undefined {
+  try {
+    return Deno.uid() ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * For a directory owned by another user than the daemon's (a Docker volume or bind mount owned
+ * by root, while the image runs as UID 1000): the SPEC's "Accounts directory … is not writable"
+ * saying exactly what to run. Undefined when the owner is not the problem (or we run as root).
+ * Deno cannot drop root privileges, so the daemon cannot chown the directory itself and go on.
+ */
+export function foreignOwnerError(
+  dir: string,
+  info: Pick<Deno.FileInfo, "uid" | "mode">,
+  cause: unknown,
+  uid: number | undefined = currentUid(),
+): StartupError | undefined {
+  if (uid === undefined || uid === 0 || info.uid === null || info.uid === uid) return undefined;
+  const mode = ((info.mode ?? 0) & 0o777).toString(8).padStart(4, "0");
+  const chown = `chown -R ${uid}:${uid}`;
+  return new StartupError(
+    `Accounts directory ${dir} is not writable by UID ${uid}, the user the daemon runs as ` +
+      `(it is owned by UID ${info.uid}, mode ${mode}). Give it to UID ${uid}, then start again: ` +
+      `as root, ${chown} ${dir}; for a Docker volume: docker run --rm -v <volume>:${dir} ` +
+      `busybox ${chown} ${dir}; for a bind mount: ${chown} <host directory> on the host`,
+    undefined,
+    { cause },
+  );
+}
+
 /** Creates `dir` (0700) if missing, makes it private, and checks that it is a writable directory. */
 export function prepareDataDir(dir: string): void {
   try {
@@ -13,18 +47,24 @@ export function prepareDataDir(dir: string): void {
       cause,
     });
   }
-  if (!statOrThrow(dir, "data directory").isDirectory) {
+  const info = statOrThrow(dir, "data directory");
+  if (!info.isDirectory) {
     throw new StartupError(`Data directory ${dir} is not a directory`);
   }
   securePrivate(
     dir,
     0o700,
     (cause) =>
-      new StartupError(`Failed to secure data directory ${dir}: ${errText(cause)}`, undefined, {
-        cause,
-      }),
+      foreignOwnerError(dir, info, cause) ??
+        new StartupError(`Failed to secure data directory ${dir}: ${errText(cause)}`, undefined, {
+          cause,
+        }),
   );
-  assertWritable(dir, `Data directory ${dir} is not writable`);
+  try {
+    assertWritable(dir, `Data directory ${dir} is not writable`);
+  } catch (err) {
+    throw foreignOwnerError(dir, info, err) ?? err;
+  }
 }
 
 /**

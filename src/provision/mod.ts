@@ -18,6 +18,11 @@ import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
 import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
 import { registerOnRelay } from "./relay_register.ts";
+import {
+  type FingerprintSources,
+  type StoredDeviceFingerprint,
+  storeDeviceFingerprint,
+} from "../viewer/device_fingerprint.ts";
 import { loadServerParams, saveServerParams } from "./server_params.ts";
 
 const log = logger("provision");
@@ -36,6 +41,8 @@ export interface ProvisionDeps extends LoginCheckers {
   readonly registerTimeoutMs: number;
   /** Seams of the license step (default: this machine's keys and fingerprint, `fetch`). */
   readonly license?: LicenseStartDeps;
+  /** Where the device fingerprint's MAC and machine id come from (default: this machine). */
+  readonly fingerprintSources?: FingerprintSources;
 }
 
 /** The provisioned account, ready for the daemon to serve. */
@@ -52,6 +59,8 @@ export interface ProvisionResult {
   readonly serverParams: ServerParams;
   /** Upper-case hex fingerprint of the account key. */
   readonly fingerprint: string;
+  /** This device's fingerprint (the viewer's `/auth` secret), stored in the data directory. */
+  readonly device: StoredDeviceFingerprint;
   /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
   /** The license (step 3); the caller retries `licenseRetryUrl` in the background if set. */
@@ -63,10 +72,13 @@ export interface ProvisionResult {
 
 const STEPS = 7;
 
-/** Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). */
+/**
+ * Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). Steps keep
+ * SPEC §1's numbers 1–7; "2b" is the product's step between them (store the device fingerprint).
+ */
 async function step<T>(
   timings: Record<string, number>,
-  n: number,
+  n: number | string,
   name: string,
   fn: () => T | Promise<T>,
 ): Promise<T> {
@@ -84,8 +96,9 @@ async function step<T>(
 }
 
 /**
- * Runs SPEC §1 steps 1–6 (data dir + lock, accounts dir + store, license, relay registration,
- * autodiscovery, keys); the caller starts the HTTP server (step 7). On failure the store is
+ * Runs SPEC §1 steps 1–6 (data dir + lock, accounts dir + store, then 2b: store the device
+ * fingerprint, then license, relay registration, autodiscovery, keys); the caller starts the HTTP
+ * server (step 7). On failure the store is
  * closed, the lock released, `ConfigureProgress` 0 published, and a StartupError thrown.
  */
 export async function provision(
@@ -117,11 +130,23 @@ export async function provision(
     });
     const db = opened.store!;
     configuring = db.config.get(ConfigKey.SERVER_PARAMS) === undefined;
+    // The product stores the device fingerprint before activating the license (P-51 step 3).
+    const device = await step(
+      timings,
+      "2b",
+      "device fingerprint",
+      () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+    );
     const license = await step(
       timings,
       3,
       "license",
-      () => startLicense(config, db.config, deps.license ?? { fetch: deps.fetch }),
+      () =>
+        startLicense(config, db.config, {
+          fetch: deps.fetch,
+          fingerprint: device.fingerprint,
+          ...deps.license,
+        }),
     );
     const account = await step(
       timings,
@@ -153,6 +178,7 @@ export async function provision(
       displayName: db.config.get(ConfigKey.DISPLAY_NAME) ?? "",
       serverParams,
       fingerprint: key.fingerprint,
+      device,
       firstBoot: account.registered,
       license: license.manager,
       licenseRetryUrl: license.retryUrl,
@@ -190,15 +216,15 @@ async function registerStep(config: GatewayConfig, store: Store, deps: Provision
     const stored = store.config.get(ConfigKey.DISPLAY_NAME);
     if (config.profile !== undefined && config.profile !== stored) {
       store.config.set(ConfigKey.DISPLAY_NAME, config.profile);
-      log.info("display name updated from EDGE_PROFILE");
+      log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
     }
     log.info("already registered; skipping", { addr });
     return { addr, password, registered: false };
   }
   if (config.profile === undefined) {
     throw new StartupError(
-      "EDGE_PROFILE is required on first start (no account is registered yet): set it to the " +
-        'gateway\'s display name, e.g. EDGE_PROFILE="Gateway 1"',
+      "EDGE_PROFILE (or PRIVITTY_PROFILE) is required on first start (no account is registered " +
+        'yet): set it to the gateway\'s display name, e.g. EDGE_PROFILE="Gateway 1"',
     );
   }
   log.info("registering with the relay", { url: config.relay.registerUrl });

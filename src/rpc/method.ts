@@ -55,6 +55,11 @@ export interface MethodEntry {
   readonly license?: true;
   /** Returns no value: a single request is answered with HTTP 204 (SPEC §4). */
   readonly void?: true;
+  /**
+   * Set on the entries the table derives for the product's published names: the name of the
+   * entry whose handler this one shares (e.g. `secure_send_file` for `privitty_send_file`).
+   */
+  readonly aliasOf?: string;
   /** A thin adapter: params are already validated against `params` (arity, types, account). */
   handler(services: Services, params: unknown[]): Promise<unknown> | unknown;
 }
@@ -63,25 +68,53 @@ export interface MethodEntry {
 export interface MethodTable {
   /** The entry called `name`, or undefined. */
   get(name: string): MethodEntry | undefined;
-  /** Every entry in registration order, `rpc.discover` last. */
+  /** Every entry in registration order (each alias right after its entry), `rpc.discover` last. */
   readonly entries: readonly MethodEntry[];
 }
 
 /** Name of the OpenRPC service-discovery method every table answers. */
 export const DISCOVER_METHOD = "rpc.discover";
 
+/** Prefix of the SPEC's file-protection methods (`secure_send_file`, …). */
+const SPEC_PREFIX = "secure_";
+/** Prefix the product publishes the same methods under (`privitty_send_file`, …). */
+const PRODUCT_PREFIX = "privitty_";
+/** `secure_*` methods the product publishes under the SPEC's own name (no alias). */
+const SAME_NAME_IN_PRODUCT: ReadonlySet<string> = new Set(["secure_join"]);
+
 /**
- * Builds a table from entries and adds `rpc.discover`, which returns the table's OpenRPC
- * document. Throws on a duplicate name or a name in the reserved `rpc.` namespace.
+ * The product's published name of a method (`secure_send_file` → `privitty_send_file`), or
+ * undefined when the product uses the SPEC's name. Every `secure_*` method gets one, so methods
+ * added later are born with their alias.
+ */
+export function productAlias(name: string): string | undefined {
+  if (!name.startsWith(SPEC_PREFIX) || SAME_NAME_IN_PRODUCT.has(name)) return undefined;
+  return PRODUCT_PREFIX + name.slice(SPEC_PREFIX.length);
+}
+
+/** The entry answering to `alias` with `entry`'s contract and its very handler. */
+function aliasEntry(entry: MethodEntry, alias: string): MethodEntry {
+  return Object.freeze({ ...entry, name: alias, aliasOf: entry.name });
+}
+
+/**
+ * Builds a table from entries, adds each entry's product alias right after it (see
+ * `productAlias`) and `rpc.discover`, which returns the table's OpenRPC document. Throws on a
+ * duplicate name (aliases included) or a name in the reserved `rpc.` namespace.
  */
 export function createMethodTable(entries: readonly MethodEntry[]): MethodTable {
   const byName = new Map<string, MethodEntry>();
-  for (const entry of entries) {
+  const add = (entry: MethodEntry) => {
     if (entry.name.startsWith("rpc.")) {
       throw new Error(`method name "${entry.name}" is reserved (names starting "rpc.")`);
     }
     if (byName.has(entry.name)) throw new Error(`method "${entry.name}" is registered twice`);
     byName.set(entry.name, entry);
+  };
+  for (const entry of entries) {
+    add(entry);
+    const alias = productAlias(entry.name);
+    if (alias !== undefined) add(aliasEntry(entry, alias));
   }
   const own = [...byName.values()];
   let document: unknown;

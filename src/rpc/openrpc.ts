@@ -45,7 +45,9 @@ export function schemaOf(type: ResultType): JsonSchema {
 function methodObject(entry: MethodEntry): Record<string, unknown> {
   const method: Record<string, unknown> = {
     name: entry.name,
-    summary: entry.summary,
+    summary: entry.aliasOf === undefined
+      ? entry.summary
+      : `${entry.summary} The product's published name of ${entry.aliasOf} (same method).`,
     paramStructure: "by-position",
     params: entry.params.map((p) => ({
       name: p.name,
@@ -59,6 +61,7 @@ function methodObject(entry: MethodEntry): Record<string, unknown> {
       schema: schemaOf(entry.void ? "null" : entry.result.type),
     },
   };
+  if (entry.aliasOf !== undefined) method["x-alias-of"] = entry.aliasOf;
   if (entry.license) {
     method["x-license-required"] = true;
     method.errors = [{

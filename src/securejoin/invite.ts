@@ -1,7 +1,7 @@
 /**
  * SecureJoin invite links (protocols.md §7.1): formats `OPENPGP4FPR:<FPR>#a=..&n=..&i=..&s=..`
  * (legacy flow, no `v=3`, so every Delta Chat 2.x joins with the plaintext vc-request) and parses
- * that form as well as `https://i.delta.chat/#<FPR>&...`. Pure.
+ * that form, its `?`-separated variant, and any `https://host/#<FPR>&...` link. Pure.
  */
 
 /** A link that cannot be used; the message says what is wrong. */
@@ -83,24 +83,49 @@ export function normalizeFingerprint(value: string): string {
   return hex;
 }
 
-/** Splits either link form into the fingerprint part and the `k=v` pairs. */
-function splitLink(text: string): [string, URLSearchParams] {
-  const link = text.trim();
-  const https = /^https:\/\/i\.delta\.chat\/?#(.*)$/i.exec(link);
-  let rest: string;
-  if (https) {
-    rest = https[1].replace("&", "#");
-  } else if (/^openpgp4fpr:/i.test(link)) {
-    rest = link.slice("openpgp4fpr:".length).replace(/%23/i, "#");
-  } else {
+const OPENPGP4FPR = "openpgp4fpr:";
+const EXPECTED_FORMS = "expected OPENPGP4FPR:<fingerprint>#a=… or an https link whose fragment " +
+  "carries the invite (https://i.delta.chat/#<fingerprint>&a=…)";
+
+/**
+ * The invite part of a link: after `OPENPGP4FPR:`, or the fragment of any https link (Delta
+ * Chat's i.delta.chat, the product's i.privittytech.com short links, others), itself with or
+ * without `OPENPGP4FPR:`. Schemes are matched case-insensitively.
+ */
+function invitePart(link: string): string {
+  if (link.toLowerCase().startsWith(OPENPGP4FPR)) return link.slice(OPENPGP4FPR.length);
+  if (!/^https:\/\//i.test(link)) {
+    throw new InvalidInviteError(`not an invite link: ${EXPECTED_FORMS}`);
+  }
+  const hash = link.indexOf("#");
+  try {
+    new URL(hash < 0 ? link : link.slice(0, hash));
+  } catch {
     throw new InvalidInviteError(
-      "not an invite link: expected OPENPGP4FPR:… or https://i.delta.chat/#…",
+      `not an invite link: the https link is not a valid URL; ${EXPECTED_FORMS}`,
     );
   }
-  const hash = rest.indexOf("#");
-  const fpr = hash < 0 ? rest : rest.slice(0, hash);
+  const fragment = hash < 0 ? "" : link.slice(hash + 1);
+  if (fragment === "") {
+    throw new InvalidInviteError(
+      `not an invite link: the https link has no #fragment carrying the invite; ${EXPECTED_FORMS}`,
+    );
+  }
+  return fragment.toLowerCase().startsWith(OPENPGP4FPR)
+    ? fragment.slice(OPENPGP4FPR.length)
+    : fragment;
+}
+
+/**
+ * Splits a link into the fingerprint and the `k=v` pairs. The fingerprint ends at the first
+ * `#` (Delta Chat), `?` (the product's printed example), `&` (https fragments) or `%23`.
+ */
+function splitLink(text: string): [string, URLSearchParams] {
+  const rest = invitePart(text.trim()).replace(/^([^#?&%]*)%23/i, "$1#");
+  const end = rest.search(/[#?&]/);
+  const fpr = end < 0 ? rest : rest.slice(0, end);
   const params = new URLSearchParams();
-  for (const pair of (hash < 0 ? "" : rest.slice(hash + 1)).split("&")) {
+  for (const pair of (end < 0 ? "" : rest.slice(end + 1)).split("&")) {
     if (!pair) continue;
     const eq = pair.indexOf("=");
     if (eq > 0) params.set(pair.slice(0, eq), pair.slice(eq + 1));

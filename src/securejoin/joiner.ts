@@ -12,10 +12,11 @@ import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { GatewayError, InvalidParamsError } from "../errors.ts";
+import type { GatewayEvent } from "../events/types.ts";
 import { logger } from "../log.ts";
 import type { JoinerRecord } from "../store/mod.ts";
 import { InvalidInviteError, type Invite, parseInvite } from "./invite.ts";
-import { type QueueMail, Step } from "./steps.ts";
+import { type QueueMail, SINGLE_CHAT_TYPE, Step } from "./steps.ts";
 
 const log = logger("securejoin");
 
@@ -157,11 +158,7 @@ export class Joiner {
       this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, Step.REQUEST_WITH_AUTH);
     });
     await this.#sendRequestWithAuth(invite, mail.signerKey!);
-    this.deps.ctx.tx.emit({
-      kind: "SecurejoinJoinerProgress",
-      contactId: joiner.contactId,
-      progress: 400,
-    });
+    this.deps.ctx.tx.emit(joinerProgress(joiner, 400));
     return true;
   }
 
@@ -179,9 +176,20 @@ export class Joiner {
       this.#contacts.upsertPeerFromKey(senderKey(mail));
       this.#contacts.markVerified(joiner.contactId);
       this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
-      emit({ kind: "SecurejoinJoinerProgress", contactId: joiner.contactId, progress: 1000 });
+      emit(joinerProgress(joiner, 1000));
     });
     log.info("inviter verified; handshake done", { contactId: joiner.contactId });
     return true;
   }
+}
+
+/** The joiner's progress event for its handshake's contact and 1:1 chat. */
+function joinerProgress(joiner: JoinerRecord, progress: number): GatewayEvent {
+  return {
+    kind: "SecurejoinJoinerProgress",
+    contactId: joiner.contactId,
+    chatType: SINGLE_CHAT_TYPE,
+    chatId: joiner.chatId,
+    progress,
+  };
 }

@@ -184,4 +184,18 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE chats ADD COLUMN ephemeral_timer INTEGER NOT NULL DEFAULT 0;
   `,
+  // 7: the SSE stream across restarts: the newest events as sent (wire JSON, for Last-Event-ID
+  // replay) and the highest id reserved before use, so no id is issued twice, even after a
+  // crash. Ids come from the event bus, not AUTOINCREMENT; gaps mark events a crash lost.
+  `
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    data TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE event_ids (
+    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+    reserved INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];

@@ -11,6 +11,7 @@ import { ReactionsStore } from "./reactions_store.ts";
 import { OwedReceiptsStore } from "./owed_receipts_store.ts";
 import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
+import { EventsStore } from "./events_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
@@ -24,6 +25,7 @@ export type { ReceiptRecord } from "./receipts_store.ts";
 export type { ReactionRecord } from "./reactions_store.ts";
 export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
+export type { StoredEventRow } from "./events_store.ts";
 
 /** Table families of one account's database. */
 export class Store {
@@ -38,6 +40,7 @@ export class Store {
   readonly reactions: ReactionsStore;
   readonly receiveErrors: ReceiveErrorsStore;
   readonly securejoin: SecureJoinStore;
+  readonly events: EventsStore;
 
   constructor(readonly db: Db) {
     this.config = new ConfigStore(db);
@@ -51,11 +54,17 @@ export class Store {
     this.reactions = new ReactionsStore(db);
     this.receiveErrors = new ReceiveErrorsStore(db);
     this.securejoin = new SecureJoinStore(db);
+    this.events = new EventsStore(db);
   }
 
   /** Opens (and migrates) the database at `path`. */
   static open(path: string): Store {
     return new Store(new Db(path));
+  }
+
+  /** Opens an existing database for reading only (no migration; writes fail). */
+  static openReadOnly(path: string): Store {
+    return new Store(new Db(path, { readOnly: true }));
   }
 
   /** Number of chat messages stored (get_info `n_msgs_in_db`). */

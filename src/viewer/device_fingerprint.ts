@@ -130,3 +130,34 @@ export async function loadDeviceFingerprint(
   const fingerprint = await computeFingerprint(mac, machineId);
   return { fingerprint, mac, machineId, machineIdPath: path };
 }
+
+/** A fingerprint after `storeDeviceFingerprint`: where it is, and whether it was (re)written. */
+export interface StoredDeviceFingerprint extends DeviceFingerprint {
+  readonly storedPath: string;
+  /** "created" on the first start, "updated" when the device changed, else "unchanged". */
+  readonly change: "created" | "updated" | "unchanged";
+}
+
+/**
+ * Computes this device's fingerprint and stores it as `<dataDir>/device-fingerprint` (one hex
+ * line, mode 0600), where license activation reads it: the product's first-boot order stores
+ * the fingerprint before activating the license (contract P-51). A changed device (another MAC
+ * or machine id) rewrites the file, with a warning: viewers must present the new value.
+ */
+export async function storeDeviceFingerprint(
+  dataDir: string,
+  sources: FingerprintSources = {},
+): Promise<StoredDeviceFingerprint> {
+  const device = await loadDeviceFingerprint(dataDir, sources);
+  const storedPath = `${dataDir}/${DataDirLayout.DEVICE_FINGERPRINT}`;
+  const previous = await readTrimmed(Deno.readTextFile, storedPath);
+  if (previous === device.fingerprint) return { ...device, storedPath, change: "unchanged" };
+  await Deno.writeTextFile(storedPath, device.fingerprint + "\n", { mode: 0o600 });
+  await Deno.chmod(storedPath, 0o600); // mode applies only when the file is created
+  if (previous !== undefined) {
+    log.warn("device fingerprint changed since the last start (network interface or machine id)", {
+      path: storedPath,
+    });
+  }
+  return { ...device, storedPath, change: previous === undefined ? "created" : "updated" };
+}

@@ -9,8 +9,8 @@ import { logger } from "../log.ts";
 
 const log = logger("viewer");
 
-/** Default token lifetime: 15 minutes. */
-export const DEFAULT_VIEWER_TOKEN_LIFETIME_MS = 15 * 60_000;
+/** Default token lifetime: one hour, the product's documented `expires_in` 3600 (P-14). */
+export const DEFAULT_VIEWER_TOKEN_LIFETIME_MS = 60 * 60_000;
 
 /** The presented fingerprint did not match this device. */
 export class ViewerAuthError extends GatewayError {}

@@ -16,6 +16,11 @@ export interface SpawnDaemonOptions {
   readonly port?: number;
   readonly env?: Record<string, string>;
   readonly args?: readonly string[];
+  /**
+   * Start it the way the product documents (P-45, P-46): `--listen 127.0.0.1:PORT --accounts DIR`
+   * instead of `--host/--port/--data-dir`, and PRIVITTY_* instead of EDGE_* variables.
+   */
+  readonly productForm?: boolean;
 }
 
 /** A daemon subprocess. */
@@ -38,26 +43,21 @@ export interface DaemonProcess extends AsyncDisposable {
 /** Starts `deno task start`'s script with the relay as `EDGE_SERVER`. */
 export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
   const port = opts.port ?? freePort();
+  const prefix = opts.productForm ? "PRIVITTY_" : "EDGE_";
   const env: Record<string, string> = {
     DENO: Deno.execPath(),
-    EDGE_SERVER: opts.relay.httpOrigin,
-    EDGE_LOG_LEVEL: "debug",
+    [`${prefix}SERVER`]: opts.relay.httpOrigin,
+    [`${prefix}LOG_LEVEL`]: "debug",
     NO_COLOR: "1",
     ...opts.relay.tlsEnv(),
     ...opts.env,
   };
-  if (opts.profile !== null) env.EDGE_PROFILE = opts.profile ?? "Test gateway";
+  if (opts.profile !== null) env[`${prefix}PROFILE`] = opts.profile ?? "Test gateway";
+  const where = opts.productForm
+    ? ["--accounts", opts.dataDir, "--listen", `127.0.0.1:${port}`]
+    : ["--data-dir", opts.dataDir, "--port", String(port), "--host", "127.0.0.1"];
   const child = new Deno.Command("bash", {
-    args: [
-      `${ROOT}scripts/start.sh`,
-      "--data-dir",
-      opts.dataDir,
-      "--port",
-      String(port),
-      "--host",
-      "127.0.0.1",
-      ...(opts.args ?? []),
-    ],
+    args: [`${ROOT}scripts/start.sh`, ...where, ...(opts.args ?? [])],
     cwd: ROOT,
     env,
     clearEnv: false,

@@ -37,20 +37,20 @@ export async function joinBySecureJoin(
   const link = await inviter.call<string>("get_chat_securejoin_qr_code", 1, null);
   const joinerChat = await joiner.call<number>("secure_join", 1, link);
   const done = await inviter.waitForEvent(
-    (e) => e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000,
+    (e) => e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000,
     timeoutMs,
     fromI,
   );
   const joined = await joiner.waitForEvent(
-    (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
+    (e) => e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 1000,
     timeoutMs,
     fromJ,
   );
   const pair: JoinedPair = {
-    inviterChat: done.event.chatId as number,
+    inviterChat: done.event.chat_id as number,
     joinerChat,
-    joinerOnInviter: done.event.contactId as number,
-    inviterOnJoiner: joined.event.contactId as number,
+    joinerOnInviter: done.event.contact_id as number,
+    inviterOnJoiner: joined.event.contact_id as number,
   };
   const c = await joiner.call<{ isVerified: boolean }>("get_contact", 1, pair.inviterOnJoiner);
   assert.equal(c.isVerified, true, "the inviter is verified on the joiner");

@@ -8,12 +8,24 @@ import type { Relay } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 import { poll } from "./poll.ts";
 import { SseParser } from "../../src/cli/sse_client.ts";
+import type { WireEvent, WireEventType } from "../../src/events/types.ts";
+
+/** Every member name of any wire event. */
+type WireMember = WireEvent extends infer E ? E extends unknown ? keyof E : never : never;
+
+/**
+ * A wire event as tests read it: `type`, and any member a wire event can have (unknown until
+ * the test checks it). Misspelt or camelCase names (`kind`, `chatId`) do not compile.
+ */
+export type ReceivedEvent =
+  & { readonly type: WireEventType }
+  & { readonly [K in Exclude<WireMember, "type">]?: unknown };
 
 /** One event as received on /events. */
 export interface GatewayEvent {
   readonly t: number;
   readonly id: number;
-  readonly event: { kind: string; [k: string]: unknown };
+  readonly event: ReceivedEvent;
 }
 
 /** A JSON-RPC error answer. */
@@ -36,11 +48,14 @@ export class GatewayPeer implements AsyncDisposable {
     readonly addr: string,
   ) {}
 
-  /** Provisions a gateway named `name` on `relay` (data dir in a temp dir unless given). */
+  /**
+   * Provisions a gateway named `name` on `relay` (data dir in a temp dir unless given; `args`
+   * are extra daemon flags, e.g. `--cors`).
+   */
   static async start(
     name: string,
     relay: Relay,
-    opts: { dataDir?: string; env?: Record<string, string> } = {},
+    opts: { dataDir?: string; env?: Record<string, string>; args?: readonly string[] } = {},
   ): Promise<GatewayPeer> {
     const dir = await makeTempDir(`gw-${name}`);
     const daemon = spawnDaemon({
@@ -48,6 +63,7 @@ export class GatewayPeer implements AsyncDisposable {
       dataDir: opts.dataDir ?? `${dir.path}/data`,
       profile: name,
       env: opts.env,
+      args: opts.args,
     });
     try {
       await daemon.waitHealthy();

@@ -167,7 +167,7 @@ Deno.test("--help lists every command with its HTTP equivalent; <command> --help
   assert.equal(license.code, 0);
   assert.match(license.stdout, /license activate <url>\n.*\n\s+→ POST \/rpc license_activate/);
   const events = await runCli(["events", "--help"]);
-  assert.match(events.stdout, /--kind K/);
+  assert.match(events.stdout, /--type T/);
 });
 
 Deno.test("--version prints the gateway version", async () => {

@@ -10,16 +10,20 @@ import {
   startFakeDaemon,
 } from "./fixtures/fake_daemon.ts";
 import { type CliRun, closedPortUrl, runCli, spawnCli } from "./fixtures/run_cli.ts";
+import { toWire } from "../../src/events/types.ts";
 
 const EVENTS: FakeEvent[] = [
-  { id: 1, kind: "IncomingMsg", chatId: 10, msgId: 41 },
-  { id: 2, kind: "MsgDelivered", chatId: 10, msgId: 40 },
-  { id: 3, kind: "IncomingMsg", chatId: 11, msgId: 42 },
-  { id: 4, kind: "ConnectivityChanged", connectivity: 4000 },
-  { id: 5, kind: "lag", missed: 3, oldestAvailable: 9 },
-  { id: 6, kind: "IncomingMsg", chatId: 10, msgId: 43 },
-  { id: 7, kind: "MsgRead", chatId: 10, msgId: 40 },
+  { id: 1, event: { kind: "IncomingMsg", chatId: 10, msgId: 41 } },
+  { id: 2, event: { kind: "MsgDelivered", chatId: 10, msgId: 40 } },
+  { id: 3, event: { kind: "IncomingMsg", chatId: 11, msgId: 42 } },
+  { id: 4, event: { kind: "ConnectivityChanged", connectivity: 4000 } },
+  { id: 5, event: { kind: "lag", dropped: 3, oldestAvailable: 9 } },
+  { id: 6, event: { kind: "IncomingMsg", chatId: 10, msgId: 43 } },
+  { id: 7, event: { kind: "MsgRead", chatId: 10, msgId: 40 } },
 ];
+
+/** The NDJSON line `events` prints for one event: its id, then the wire object. */
+const line = (e: FakeEvent) => JSON.stringify({ id: e.id, ...toWire(e.event) });
 
 /**
  * Runs `events` until it printed `expected`, stops it with `signal`, and checks it exited 0
@@ -34,7 +38,7 @@ async function follow(
 ): Promise<{ stderr: string; requests: (string | null)[] }> {
   const daemon = await startFakeDaemon({ events });
   const cli = spawnCli(["events", "--url", daemon.url, ...args]);
-  const want = expected.map((e) => JSON.stringify(e));
+  const want = expected.map(line);
   let run: CliRun;
   try {
     assert.deepEqual(await cli.lines(want.length), want);
@@ -62,6 +66,14 @@ Deno.test("events prints NDJSON and resumes with Last-Event-ID after each drop",
   const events = { list: EVENTS, perConnection: 3 };
   // Stop it while the last connection is open and idle, not while it waits to reconnect.
   const { requests, stderr } = await follow(events, [], EVENTS, "SIGTERM", reconnected(4));
+  assert.equal(
+    line(EVENTS[0]),
+    '{"id":1,"type":"IncomingMsg","account_id":1,"chat_id":10,"msg_id":41}',
+  );
+  assert.equal(
+    line(EVENTS[4]),
+    '{"id":5,"type":"lag","account_id":1,"dropped":3,"oldest_available":9}',
+  );
   assert.deepEqual(requests, [null, "3", "6", "7"]);
   assert.match(stderr, /event stream closed by the gateway \(will resume after event 3\)/);
   assert.match(stderr, /reconnecting in 0\.5 s/);
@@ -75,19 +87,19 @@ Deno.test("events drops events a server replays after a reconnect (no duplicates
 });
 
 Deno.test("events accepts a restarted sequence announced by a new lag event", async () => {
-  const before = [{ id: 11, kind: "IncomingMsg", chatId: 10, msgId: 50 }];
-  const after = [
-    { id: 1, kind: "lag", missed: 0, oldestAvailable: 1 },
-    { id: 2, kind: "IncomingMsg", chatId: 10, msgId: 51 },
+  const before: FakeEvent[] = [{ id: 11, event: { kind: "IncomingMsg", chatId: 10, msgId: 50 } }];
+  const after: FakeEvent[] = [
+    { id: 1, event: { kind: "lag", dropped: 0, oldestAvailable: 1 } },
+    { id: 2, event: { kind: "IncomingMsg", chatId: 10, msgId: 51 } },
   ];
   const events = { list: [], connections: [before, after], perConnection: 0, retryMs: 50 };
   const { requests } = await follow(events, [], [...before, ...after]);
   assert.deepEqual(requests.slice(0, 2), [null, "11"]);
 });
 
-Deno.test("events --since and --kind filter; lag is always shown; SIGINT exits 0", async () => {
-  const expected = EVENTS.filter((e) => e.id > 2 && e.kind !== "ConnectivityChanged");
-  const args = ["--since", "2", "--kind", "IncomingMsg", "--kind=MsgRead"];
+Deno.test("events --since and --type filter (--kind too); lag is always shown; SIGINT exits 0", async () => {
+  const expected = EVENTS.filter((e) => e.id > 2 && e.event.kind !== "ConnectivityChanged");
+  const args = ["--since", "2", "--type", "IncomingMsg", "--kind=MsgRead"];
   const { requests } = await follow({ list: EVENTS, perConnection: 2 }, args, expected, "SIGINT");
   assert.deepEqual(requests.slice(0, 3), ["2", "4", "6"]);
 });

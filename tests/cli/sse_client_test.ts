@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { UnreachableError } from "../../src/cli/rpc_client.ts";
 import { followEvents, type SseMessage } from "../../src/cli/sse_client.ts";
-import { startFakeDaemon } from "./fixtures/fake_daemon.ts";
+import { type FakeEvent, startFakeDaemon } from "./fixtures/fake_daemon.ts";
 import { closedPortUrl } from "./fixtures/run_cli.ts";
 
 const FAST = { initialMs: 50, maxMs: 100, idleMs: 300 };
@@ -31,7 +31,10 @@ Deno.test("followEvents() reconnects when an open stream stays silent past idleM
 });
 
 Deno.test("followEvents() delivers events and stops on the signal mid-stream", async () => {
-  const list = [{ id: 1, kind: "Info", msg: "a" }, { id: 2, kind: "Info", msg: "b" }];
+  const list: FakeEvent[] = [
+    { id: 1, event: { kind: "Info", msg: "a" } },
+    { id: 2, event: { kind: "Info", msg: "b" } },
+  ];
   const daemon = await startFakeDaemon({ events: { list, perConnection: 1, retryMs: 10 } });
   const stop = new AbortController();
   const got: SseMessage[] = [];
@@ -50,10 +53,13 @@ Deno.test("followEvents() delivers events and stops on the signal mid-stream", a
   } finally {
     await daemon.close();
   }
-  assert.deepEqual(got.map((m) => [m.id, m.event, JSON.parse(m.data).msg]), [
-    ["1", "Info", "a"],
-    ["2", "Info", "b"],
-  ]);
+  assert.deepEqual(
+    got.map((m) => [m.id, m.event, JSON.parse(m.data).type, JSON.parse(m.data).msg]),
+    [
+      ["1", "message", "Info", "a"],
+      ["2", "message", "Info", "b"],
+    ],
+  );
   assert.deepEqual(daemon.eventRequests.slice(0, 2), [null, "1"]);
 });
 

@@ -57,6 +57,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
     url: undefined,
     json: true,
     timeoutMs: 5,
+    accounts: undefined,
     help: false,
     version: false,
   });
@@ -67,7 +68,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
   assert.deepEqual(c.positionals, ["1", "--text", "-5"]);
   assert.deepEqual(parseArgs(["send-file", "-5", "x"], options).positionals, ["-5", "x"]);
   assert.throws(() => parseArgs(["events", "--text", "x"], options), UsageError);
-  assert.equal(GLOBAL_OPTIONS.length, 5);
+  assert.equal(GLOBAL_OPTIONS.length, 6);
 });
 
 Deno.test("parseParams() accepts only a JSON array", () => {
@@ -79,10 +80,10 @@ Deno.test("parseParams() accepts only a JSON array", () => {
 
 Deno.test("SseParser handles split chunks, CRLF, comments, multi-line data and retry", () => {
   const p = new SseParser();
-  assert.deepEqual(p.feed(": ping\n\nid: 4\nevent: IncomingMsg\nda"), []);
-  assert.deepEqual(p.feed('ta: {"kind":"IncomingMsg"}\r'), []);
+  assert.deepEqual(p.feed(": ping\n\nid: 4\nevent: lag\nda"), []);
+  assert.deepEqual(p.feed('ta: {"type":"lag","dropped":2}\r'), []);
   assert.deepEqual(p.feed("\n\r\n"), [
-    { id: "4", event: "IncomingMsg", data: '{"kind":"IncomingMsg"}' },
+    { id: "4", event: "lag", data: '{"type":"lag","dropped":2}' },
   ]);
   assert.deepEqual(p.feed("retry: 250\ndata: a\ndata:b\n\n"), [
     { id: "4", event: "message", data: "a\nb" },
@@ -91,11 +92,16 @@ Deno.test("SseParser handles split chunks, CRLF, comments, multi-line data and r
   assert.deepEqual(p.feed("id: 5\n\n"), []); // no data: nothing dispatched
 });
 
-Deno.test("toLine() puts the stream id first and keeps the event's fields", () => {
-  const line = toLine({ id: "12", event: "IncomingMsg", data: '{"kind":"IncomingMsg","msgId":3}' });
-  assert.equal(JSON.stringify(line.object), '{"id":12,"kind":"IncomingMsg","msgId":3}');
+Deno.test("toLine() puts the stream id first and keeps the event's wire object", () => {
+  const data = '{"type":"IncomingMsg","account_id":1,"chat_id":7,"msg_id":3}';
+  const line = toLine({ id: "12", event: "message", data });
+  assert.equal(
+    JSON.stringify(line.object),
+    '{"id":12,"type":"IncomingMsg","account_id":1,"chat_id":7,"msg_id":3}',
+  );
+  assert.equal(line.type, "IncomingMsg");
   const raw = toLine({ id: undefined, event: "odd", data: "not json" });
-  assert.deepEqual(raw.object, { data: "not json", kind: "odd" });
+  assert.deepEqual(raw.object, { type: "odd", data: "not json" });
 });
 
 Deno.test("labels: connectivity levels, state symbols, chat types, time", () => {

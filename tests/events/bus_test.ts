@@ -1,10 +1,12 @@
 /** Tests of the event bus: ids, fan-out, batching, bounded queues with lag, replay, shutdown. */
 import assert from "node:assert/strict";
 import { EventBus } from "../../src/events/bus.ts";
-import type { GatewayEvent, SequencedEvent } from "../../src/events/types.ts";
+import { type GatewayEvent, type SequencedEvent, toWire } from "../../src/events/types.ts";
 
 const info = (n: number): GatewayEvent => ({ kind: "Info", msg: `m${n}` });
 const ids = (items: SequencedEvent[]) => items.map((i) => i.id);
+const lag = (dropped: number, oldest: number) =>
+  ({ type: "lag", account_id: 1, dropped, oldest_available: oldest }) as const;
 
 Deno.test("EventBus numbers events from 1 and reports lastId/oldestId", () => {
   const bus = new EventBus({ ringSize: 3 });
@@ -25,7 +27,8 @@ Deno.test("EventBus delivers to every subscriber; next() returns all queued at o
   for (let i = 1; i <= 3; i++) bus.publish(info(i));
   const first = await a.next();
   assert.deepEqual(ids(first), [1, 2, 3]);
-  assert.deepEqual(first[0].event, info(1));
+  assert.deepEqual(first[0].event, toWire(info(1)));
+  assert.deepEqual(first[0].event, { type: "Info", account_id: 1, msg: "m1" });
   assert.deepEqual(ids(await b.next()), [1, 2, 3]);
   const pending = a.next();
   bus.publish(info(4));
@@ -69,10 +72,7 @@ Deno.test("EventBus drops a full queue and reports lag first on the next read", 
   for (let i = 1; i <= 10; i++) bus.publish(info(i));
   // 1-4 fill the queue; 5 drops them (lag 4), 5-8 fill again; 9 drops 5-8 (lag 8), then 9, 10.
   const items = await sub.next();
-  assert.deepEqual(items[0], {
-    id: 8,
-    event: { kind: "lag", missed: 8, oldestAvailable: 1 },
-  });
+  assert.deepEqual(items[0], { id: 8, event: lag(8, 1) });
   assert.deepEqual(ids(items.slice(1)), [9, 10]);
   bus.publish(info(11));
   assert.deepEqual(ids(await sub.next()), [11], "no lag once caught up");
@@ -85,7 +85,7 @@ Deno.test("EventBus per-subscriber queueLimit overrides the default", async () =
   const big = bus.subscribe();
   bus.publish(info(1));
   bus.publish(info(2));
-  assert.equal((await small.next())[0].event.kind, "lag");
+  assert.equal((await small.next())[0].event.type, "lag");
   assert.deepEqual(ids(await big.next()), [1, 2]);
   small.close();
   big.close();
@@ -112,23 +112,23 @@ Deno.test("EventBus answers a lastEventId older than the ring with lag, then the
   for (let i = 1; i <= 10; i++) bus.publish(info(i));
   const sub = bus.subscribe({ lastEventId: 2 });
   const items = await sub.next();
-  assert.deepEqual(items[0], { id: 6, event: { kind: "lag", missed: 4, oldestAvailable: 7 } });
+  assert.deepEqual(items[0], { id: 6, event: lag(4, 7) });
   assert.deepEqual(ids(items.slice(1)), [7, 8, 9, 10]);
   sub.close();
 });
 
-Deno.test("EventBus answers an id it never issued (restart) with lag and the whole ring", async () => {
+Deno.test("EventBus answers an id it never issued (new data dir) with lag and the whole ring", async () => {
   const bus = new EventBus({ ringSize: 10 });
   bus.publish(info(1));
   bus.publish(info(2));
   const sub = bus.subscribe({ lastEventId: 500 });
   const items = await sub.next();
-  assert.deepEqual(items[0], { id: 0, event: { kind: "lag", missed: 0, oldestAvailable: 1 } });
+  assert.deepEqual(items[0], { id: 0, event: lag(0, 1) });
   assert.deepEqual(ids(items.slice(1)), [1, 2]);
   sub.close();
 });
 
-Deno.test("EventBus.close() ends every subscription", async () => {
+Deno.test("EventBus.close() ends every subscription; later subscriptions start closed", async () => {
   const bus = new EventBus();
   const a = bus.subscribe();
   const b = bus.subscribe();
@@ -136,6 +136,9 @@ Deno.test("EventBus.close() ends every subscription", async () => {
   bus.close();
   assert.deepEqual(await pending, []);
   assert.ok(a.closed && b.closed);
+  assert.equal(bus.subscriberCount, 0);
+  const late = bus.subscribe({ lastEventId: 0 });
+  assert.equal(late.closed, true);
   assert.equal(bus.subscriberCount, 0);
 });
 

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { EventBus } from "../../src/events/bus.ts";
+import { toWire } from "../../src/events/types.ts";
 import { eventStream, PING_FRAME, resumePoint, sseFrame } from "../../src/http/events_route.ts";
 import { testApp } from "./_app.ts";
 
@@ -24,8 +25,9 @@ async function chunk(reader: Reader): Promise<string> {
 }
 
 const info = (msg: string) => ({ kind: "Info", msg }) as const;
+const wireInfo = (msg: string) => toWire(info(msg));
 
-Deno.test("GET /events sends SSE headers and id/event/data frames", async () => {
+Deno.test("GET /events sends SSE headers and unnamed id/data frames in the wire shape", async () => {
   const t = testApp();
   try {
     const { res, reader } = await open(t.app);
@@ -35,7 +37,7 @@ Deno.test("GET /events sends SSE headers and id/event/data frames", async () => 
     t.bus.publish({ kind: "IncomingMsg", chatId: 10, msgId: 42 });
     assert.equal(
       await chunk(reader),
-      'id: 1\nevent: IncomingMsg\ndata: {"kind":"IncomingMsg","chatId":10,"msgId":42}\n\n',
+      'id: 1\ndata: {"type":"IncomingMsg","account_id":1,"chat_id":10,"msg_id":42}\n\n',
     );
     await reader.cancel();
   } finally {
@@ -52,7 +54,7 @@ Deno.test("GET /events writes a burst as one chunk holding every frame", async (
     assert.equal(text.match(/^id: /gm)?.length, 5);
     assert.equal(
       text,
-      [1, 2, 3, 4, 5].map((i) => sseFrame({ id: i, event: info(`m${i}`) })).join(""),
+      [1, 2, 3, 4, 5].map((i) => sseFrame({ id: i, event: wireInfo(`m${i}`) })).join(""),
     );
     await reader.cancel();
   } finally {
@@ -68,7 +70,7 @@ Deno.test("GET /events replays after Last-Event-ID, or ?lastEventId for curl", a
     assert.match(await chunk(byHeader.reader), /^id: 3\n[\s\S]*id: 4\n/);
     await byHeader.reader.cancel();
     const byQuery = await open(t.app, undefined, "/events?lastEventId=3");
-    assert.match(await chunk(byQuery.reader), /^id: 4\nevent: Info\n/);
+    assert.match(await chunk(byQuery.reader), /^id: 4\ndata: \{"type":"Info",/);
     await byQuery.reader.cancel();
     const header = await open(
       t.app,
@@ -90,7 +92,7 @@ Deno.test("GET /events sends lag for a Last-Event-ID older than the ring", async
     const text = await chunk(reader);
     assert.ok(
       text.startsWith(
-        'id: 7\nevent: lag\ndata: {"kind":"lag","missed":6,"oldestAvailable":8}\n\nid: 8\n',
+        'id: 7\nevent: lag\ndata: {"type":"lag","account_id":1,"dropped":6,"oldest_available":8}\n\nid: 8\n',
       ),
       text,
     );
@@ -106,7 +108,10 @@ Deno.test("GET /events: a client that does not read gets lag instead of unbounde
     const { reader } = await open(t.app);
     for (let i = 1; i <= 8; i++) t.bus.publish(info(`m${i}`));
     const text = await chunk(reader);
-    assert.ok(text.startsWith('id: 6\nevent: lag\ndata: {"kind":"lag","missed":6,'), text);
+    assert.ok(
+      text.startsWith('id: 6\nevent: lag\ndata: {"type":"lag","account_id":1,"dropped":6,'),
+      text,
+    );
     assert.match(text, /id: 7\n[\s\S]*id: 8\n/);
     assert.doesNotMatch(text, /id: [1-5]\n/);
     await reader.cancel();
@@ -175,7 +180,7 @@ Deno.test("eventStream() combines due pings with events using an injected clock"
   bus.publish(info("a"));
   now = 1500;
   const text = decoder.decode((await reader.read()).value);
-  assert.equal(text, sseFrame({ id: 1, event: info("a") }) + PING_FRAME);
+  assert.equal(text, sseFrame({ id: 1, event: wireInfo("a") }) + PING_FRAME);
   await reader.cancel();
   assert.equal(sub.closed, true);
 });

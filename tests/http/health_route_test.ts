@@ -18,17 +18,33 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
     assert.deepEqual(Object.keys(body).sort(), [
       "connectivity",
       "mail",
+      "service",
       "sse_clients",
       "status",
       "uptime_s",
       "version",
     ]);
     assert.equal(body.status, "ok");
+    assert.equal(body.service, "privitty-edged");
     assert.equal(body.connectivity, 4000);
     assert.equal(body.mail, "connected");
     assert.equal(body.version, GATEWAY_VERSION);
     assert.ok(body.uptime_s >= 4 && Number.isInteger(body.uptime_s));
     assert.equal(body.sse_clients, 0);
+  } finally {
+    t.close();
+  }
+});
+
+Deno.test("GET /health starts with the product's status, service, version (P-13)", async () => {
+  const t = testApp();
+  try {
+    const body = await (await t.app.request("/health")).json();
+    assert.deepEqual(Object.keys(body).slice(0, 3), ["status", "service", "version"]);
+    assert.deepEqual(
+      { status: body.status, service: body.service, version: body.version },
+      { status: "ok", service: "privitty-edged", version: "0.1.0" },
+    );
   } finally {
     t.close();
   }

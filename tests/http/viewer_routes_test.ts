@@ -63,18 +63,31 @@ Deno.test("POST /auth issues a bearer token for the device fingerprint", async (
   });
 });
 
+Deno.test("POST /auth takes the product's request and answers expires_in 3600 by default (P-14)", async () => {
+  await withApp({}, async (t) => {
+    const res = await auth(t.app, { device_fingerprint: TEST_FINGERPRINT });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.expires_in, 3600);
+    assert.match(body.token, /^[A-Za-z0-9_-]{43}$/);
+    const wrong = await auth(t.app, { device_fingerprint: "ab".repeat(32) });
+    assert.equal(wrong.status, 403);
+    assert.deepEqual(await wrong.json(), { error: "Device fingerprint mismatch" });
+  });
+});
+
 Deno.test("POST /auth answers 403 for a wrong or missing fingerprint, 400 for bad JSON", async () => {
   await withApp({}, async (t) => {
     for (const body of [{ fingerprint: "00".repeat(32) }, {}, { fingerprint: 5 }]) {
       const res = await auth(t.app, body);
       assert.equal(res.status, 403, JSON.stringify(body));
-      assert.deepEqual(await res.json(), { error: "viewer authentication failed" });
+      assert.deepEqual(await res.json(), { error: "Device fingerprint mismatch" });
     }
     for (const body of ["{nope", "[1]", "null", "x".repeat(20_000)]) {
       const res = await auth(t.app, body);
       assert.equal(res.status, 400, body.slice(0, 10));
       assert.deepEqual(await res.json(), {
-        error: 'request body must be a JSON object: {"fingerprint": "<hex>"}',
+        error: 'request body must be a JSON object: {"device_fingerprint": "<hex>"}',
       });
     }
   });
@@ -156,7 +169,12 @@ Deno.test("GET /stream streams plaintext with the sniffed Content-Type (image/pn
     assert.ok(source.state.pulled < bytes.length, "not buffered whole before responding");
     assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
     const events = await sub.next();
-    assert.deepEqual(events.at(-1)?.event, { kind: "ViewerFileStreamed", msgId: 7, bytes: 20_000 });
+    assert.deepEqual(events.at(-1)?.event, {
+      type: "ViewerFileStreamed",
+      account_id: 1,
+      msg_id: 7,
+      bytes: 20_000,
+    });
     sub.close();
   });
 });

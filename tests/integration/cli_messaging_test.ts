@@ -29,28 +29,28 @@ Deno.test({
     const bobChat = Number(/^chat (\d+)$/m.exec(await cli(bob, "join", link))?.[1]);
     assert.ok(bobChat >= 10);
     const done = await alice.waitForEvent((e) =>
-      e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
+      e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000
     );
     await bob.waitForEvent((e) =>
-      e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+      e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 1000
     );
-    const aliceChat = done.event.chatId as number;
+    const aliceChat = done.event.chat_id as number;
     assert.match(await cli(alice, "contacts"), new RegExp(bob.addr.replace(/\./g, "\\.")));
 
     const from = bob.events.length;
     const sent = await cli(alice, "send", String(aliceChat), "hello from the CLI");
     const id = Number(/^message (\d+)$/m.exec(sent)?.[1]);
-    const incoming = await bob.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
+    const incoming = await bob.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, from);
     assert.match(await cli(bob, "messages", String(bobChat)), /hello from the CLI/);
     assert.match(await cli(bob, "chats"), /Alice/);
     await alice.waitForEvent((e) =>
-      e.event.kind === "MsgDelivered" &&
-      alice.events.filter((x) => x.event.kind === "MsgDelivered" && x.event.msgId === id)
+      e.event.type === "MsgDelivered" &&
+      alice.events.filter((x) => x.event.type === "MsgDelivered" && x.event.msg_id === id)
           .length === 2
     );
     assert.match(await cli(alice, "messages", String(aliceChat)), /✓✓/);
-    await cli(bob, "read", String(incoming.event.msgId));
-    await alice.waitForEvent((e) => e.event.kind === "MsgRead" && e.event.msgId === id);
+    await cli(bob, "read", String(incoming.event.msg_id));
+    await alice.waitForEvent((e) => e.event.type === "MsgRead" && e.event.msg_id === id);
     assert.match(await cli(alice, "messages", String(aliceChat)), /👁/);
   },
 });

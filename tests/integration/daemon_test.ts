@@ -144,14 +144,14 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
       async () => {
         const down = await waitForEvent(
           d.url,
-          (e) => e.kind === "ConnectivityChanged" && Number(e.connectivity) < 3000,
+          (e) => e.type === "ConnectivityChanged" && Number(e.connectivity) < 3000,
           30_000,
           () => relay.stopMail(),
         );
         assert.ok(Number(down.connectivity) < 3000);
         const up = await waitForEvent(
           d.url,
-          (e) => e.kind === "ConnectivityChanged" && e.connectivity === 4000,
+          (e) => e.type === "ConnectivityChanged" && e.connectivity === 4000,
           60_000,
           () => relay.startMail(),
         );

@@ -74,10 +74,10 @@ Deno.test({
         e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
       );
       const done = await gw.waitForEvent((e) =>
-        e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
+        e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000
       );
-      const gwChat = done.event.chatId as number;
-      const dcOnGw = done.event.contactId as number;
+      const gwChat = done.event.chat_id as number;
+      const dcOnGw = done.event.contact_id as number;
       const contact = await gw.call<{ isVerified: boolean; address: string; displayName: string }>(
         "get_contact",
         1,
@@ -117,7 +117,7 @@ Deno.test({
       const gwFrom = gw.events.length;
       await dc.call("markseen_msgs", dc.accountId, [inDc.event.msgId]);
       await gw.waitForEvent(
-        (e) => e.event.kind === "MsgRead" && e.event.msgId === sent,
+        (e) => e.event.type === "MsgRead" && e.event.msg_id === sent,
         30_000,
         gwFrom,
       );
@@ -128,8 +128,8 @@ Deno.test({
       const dcHi = await dc.call<number>("send_msg", dc.accountId, dcChat, {
         text: "Hi gateway 👋",
       });
-      const inGw = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom2);
-      const gwMsg = await gwMessage(gw, inGw.event.msgId as number);
+      const inGw = await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFrom2);
+      const gwMsg = await gwMessage(gw, inGw.event.msg_id as number);
       assert.deepEqual(
         [gwMsg.text, gwMsg.chatId, gwMsg.fromId, gwMsg.sender.displayName, gwMsg.showPadlock],
         ["Hi gateway 👋", gwChat, dcOnGw, "Dora", true],
@@ -140,16 +140,16 @@ Deno.test({
       let gwFrom3 = gw.events.length;
       await dc.call("send_reaction", dc.accountId, inDc.event.msgId, ["👍"]);
       const reacted = await gw.waitForEvent(
-        (e) => e.event.kind === "IncomingReaction",
+        (e) => e.event.type === "IncomingReaction",
         30_000,
         gwFrom3,
       );
       assert.deepEqual(
         [
-          reacted.event.msgId,
-          reacted.event.contactId,
+          reacted.event.msg_id,
+          reacted.event.contact_id,
           reacted.event.reaction,
-          reacted.event.chatId,
+          reacted.event.chat_id,
         ],
         [sent, dcOnGw, "👍", gwChat],
       );
@@ -159,7 +159,7 @@ Deno.test({
       });
       // (f) the gateway reacts to Delta Chat's message: Delta Chat shows it as a reaction.
       const dcFrom = dc.events.length;
-      await gw.call("send_reaction", 1, inGw.event.msgId, ["🎉"]);
+      await gw.call("send_reaction", 1, inGw.event.msg_id, ["🎉"]);
       const dcReacted = await dc.waitForEvent(
         (e) => e.event.kind === "IncomingReaction",
         30_000,
@@ -179,13 +179,13 @@ Deno.test({
         text: "Replying to you",
         quotedMessageId: inDc.event.msgId,
       });
-      const reply = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom3);
+      const reply = await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFrom3);
       const replyMsg = await gw.call<
         { text: string; quote: { kind: string; text: string; messageId: number }; parentId: number }
       >(
         "get_message",
         1,
-        reply.event.msgId,
+        reply.event.msg_id,
       );
       assert.equal(replyMsg.text, "Replying to you");
       assert.match(replyMsg.quote.text, /^Hello Dora ✓/);
@@ -194,12 +194,12 @@ Deno.test({
       // (f) Delta Chat edits, then deletes for everyone, a message of its own.
       gwFrom3 = gw.events.length;
       const dcOwn = await dc.call<number>("send_msg", dc.accountId, dcChat, { text: "typo hre" });
-      const own = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom3);
-      const ownId = own.event.msgId as number;
+      const own = await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFrom3);
+      const ownId = own.event.msg_id as number;
       gwFrom3 = gw.events.length;
       await dc.call("send_edit_request", dc.accountId, dcOwn, "typo here");
       await gw.waitForEvent(
-        (e) => e.event.kind === "MsgsChanged" && e.event.msgId === ownId,
+        (e) => e.event.type === "MsgsChanged" && e.event.msg_id === ownId,
         30_000,
         gwFrom3,
       );
@@ -208,7 +208,7 @@ Deno.test({
       gwFrom3 = gw.events.length;
       await dc.call("delete_messages_for_all", dc.accountId, [dcOwn]);
       await gw.waitForEvent(
-        (e) => e.event.kind === "MsgDeleted" && e.event.msgId === ownId,
+        (e) => e.event.type === "MsgDeleted" && e.event.msg_id === ownId,
         30_000,
         gwFrom3,
       );
@@ -222,7 +222,7 @@ Deno.test({
       const dcFromQ = dc.events.length;
       await gw.call("send_msg", 1, gwChat, {
         text: "Quoting Dora",
-        quotedMessageId: inGw.event.msgId,
+        quotedMessageId: inGw.event.msg_id,
       });
       const quotedInDc = await dc.waitForEvent(
         (e) => e.event.kind === "IncomingMsg",
@@ -300,8 +300,8 @@ Deno.test({
           file: path,
           viewtype: "File",
         });
-        const ev = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom2);
-        const id = ev.event.msgId as number;
+        const ev = await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFrom2);
+        const id = ev.event.msg_id as number;
         const m = await gw.poll(() => gwMessage(gw, id), (m) => m.file !== null, 30_000);
         assert.deepEqual([m.text, m.fileName, m.fileBytes, m.chatId], [
           `file of ${size} bytes`,
@@ -318,16 +318,16 @@ Deno.test({
       let gwFromT = gw.events.length;
       await dc.call("set_chat_ephemeral_timer", dc.accountId, dcChat, 3600);
       await gw.waitForEvent(
-        (e) => e.event.kind === "ChatEphemeralTimerModified" && e.event.timer === 3600,
+        (e) => e.event.type === "ChatEphemeralTimerModified" && e.event.timer === 3600,
         30_000,
         gwFromT,
       );
       assert.equal(await gw.call("get_chat_ephemeral_timer", 1, gwChat), 3600);
-      const notice = gw.events.slice(gwFromT).find((e) => e.event.kind === "MsgsChanged");
+      const notice = gw.events.slice(gwFromT).find((e) => e.event.type === "MsgsChanged");
       const noticeMsg = await gw.call<{ isInfo: boolean; systemMessageType: string }>(
         "get_message",
         1,
-        notice!.event.msgId,
+        notice!.event.msg_id,
       );
       assert.deepEqual([noticeMsg.isInfo, noticeMsg.systemMessageType], [
         true,
@@ -338,7 +338,7 @@ Deno.test({
       // newer (Date, in seconds) than its own change, so the reply waits a moment.
       gwFromT = gw.events.length;
       await dc.call("send_msg", dc.accountId, dcChat, { text: "this will disappear" });
-      await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFromT);
+      await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFromT);
       await new Promise((r) => setTimeout(r, 2_000));
       const dcFromT = dc.events.length;
       await gw.call("send_msg", 1, gwChat, { text: "noted" });
@@ -353,7 +353,7 @@ Deno.test({
       gwFromT = gw.events.length;
       await dc.call("set_chat_ephemeral_timer", dc.accountId, dcChat, 0);
       await gw.waitForEvent(
-        (e) => e.event.kind === "ChatEphemeralTimerModified" && e.event.timer === 0,
+        (e) => e.event.type === "ChatEphemeralTimerModified" && e.event.timer === 0,
         30_000,
         gwFromT,
       );
@@ -378,18 +378,18 @@ Deno.test({
       assert.match(link, /^https:\/\/i\.delta\.chat\/#/);
       const gwChat = await gw.call<number>("secure_join", 1, link);
       const joined = await gw.waitForEvent((e) =>
-        e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+        e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 1000
       );
       assert.ok(
         gw.events.some((e) =>
-          e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 400
+          e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 400
         ),
       );
       const progress = await dc.waitForEvent((e) =>
         e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
       );
       const dcChat = progress.event.chatId as number;
-      const dcOnGw = joined.event.contactId as number;
+      const dcOnGw = joined.event.contact_id as number;
       const c = await gw.call<{ isVerified: boolean; address: string }>("get_contact", 1, dcOnGw);
       assert.deepEqual([c.isVerified, c.address], [true, dc.addr]);
       const gwOnDc = await dc.call<{ isVerified: boolean; address: string }>(
@@ -401,8 +401,8 @@ Deno.test({
 
       const gwFrom = gw.events.length;
       await dc.call("send_msg", dc.accountId, dcChat, { text: "welcome, gateway" });
-      const inGw = await gw.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, gwFrom);
-      const m = await gwMessage(gw, inGw.event.msgId as number);
+      const inGw = await gw.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, gwFrom);
+      const m = await gwMessage(gw, inGw.event.msg_id as number);
       assert.deepEqual([m.text, m.chatId], ["welcome, gateway", gwChat]);
 
       const from = dc.events.length;

@@ -37,18 +37,18 @@ Deno.test({
       const bobChat = await bob.call<number>("secure_join", 1, link);
       assert.ok(bobChat >= 10);
       const inviter = await alice.waitForEvent((e) =>
-        e.event.kind === "SecurejoinInviterProgress" && e.event.progress === 1000
+        e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000
       );
       await bob.waitForEvent((e) =>
-        e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 400
+        e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 400
       );
       const joined = await bob.waitForEvent((e) =>
-        e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000
+        e.event.type === "SecurejoinJoinerProgress" && e.event.progress === 1000
       );
-      const aliceChat = inviter.event.chatId as number;
-      const bobOnAlice = inviter.event.contactId as number;
-      const aliceOnBob = joined.event.contactId as number;
-      assert.equal(inviter.event.chatType, 100);
+      const aliceChat = inviter.event.chat_id as number;
+      const bobOnAlice = inviter.event.contact_id as number;
+      const aliceOnBob = joined.event.contact_id as number;
+      assert.equal(inviter.event.chat_type, 100);
       const c1 = await alice.call<{ isVerified: boolean; address: string }>(
         "get_contact",
         1,
@@ -67,11 +67,11 @@ Deno.test({
       // Text Alice → Bob: 10 at once, 20 when the relay took it, 26 when Bob's gateway stored it.
       const from = bob.events.length;
       const sent = await alice.call<number>("send_msg", 1, aliceChat, { text: "Hello Bob ✓" });
-      const incoming = await bob.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
-      assert.equal(incoming.event.chatId, bobChat);
+      const incoming = await bob.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, from);
+      assert.equal(incoming.event.chat_id, bobChat);
       const got = (await bob.call<Record<string, Msg>>("get_messages", 1, [
-        incoming.event.msgId,
-      ]))[String(incoming.event.msgId)];
+        incoming.event.msg_id,
+      ]))[String(incoming.event.msg_id)];
       assert.deepEqual([got.text, got.fromId, got.sender.displayName, got.state], [
         "Hello Bob ✓",
         aliceOnBob,
@@ -79,8 +79,8 @@ Deno.test({
         1,
       ]);
       await alice.waitForEvent((e) =>
-        e.event.kind === "MsgDelivered" && e.event.msgId === sent &&
-        alice.events.filter((x) => x.event.kind === "MsgDelivered" && x.event.msgId === sent)
+        e.event.type === "MsgDelivered" && e.event.msg_id === sent &&
+        alice.events.filter((x) => x.event.type === "MsgDelivered" && x.event.msg_id === sent)
             .length === 2
       );
       const state = async () =>
@@ -88,8 +88,8 @@ Deno.test({
       assert.equal(await alice.poll(state, (s) => s === 26), 26);
 
       // Bob reads it: Alice sees 28 and MsgRead; Bob's message is 16 and fresh count 0.
-      await bob.call("markseen_msgs", 1, [incoming.event.msgId]);
-      await alice.waitForEvent((e) => e.event.kind === "MsgRead" && e.event.msgId === sent);
+      await bob.call("markseen_msgs", 1, [incoming.event.msg_id]);
+      await alice.waitForEvent((e) => e.event.type === "MsgRead" && e.event.msg_id === sent);
       assert.equal(await state(), 28);
       assert.deepEqual(await bob.call("get_fresh_msgs", 1), []);
 
@@ -102,13 +102,13 @@ Deno.test({
       const fromA = alice.events.length;
       await bob.call("send_msg", 1, bobChat, { text: "see attachment", file: path });
       const fileMsg = await alice.waitForEvent(
-        (e) => e.event.kind === "IncomingMsg",
+        (e) => e.event.type === "IncomingMsg",
         30_000,
         fromA,
       );
       const fm = (await alice.call<Record<string, Msg>>("get_messages", 1, [
-        fileMsg.event.msgId,
-      ]))[String(fileMsg.event.msgId)];
+        fileMsg.event.msg_id,
+      ]))[String(fileMsg.event.msg_id)];
       assert.deepEqual([fm.text, fm.fileName, fm.viewtype, fm.chatId], [
         "see attachment",
         "report.bin",

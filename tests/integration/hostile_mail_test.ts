@@ -126,8 +126,8 @@ Deno.test({
           good.toSorted(),
           "exactly A's real messages in the chat, the replayed one once",
         );
-        const incoming = b.events.slice(incomingFrom).filter((e) => e.event.kind === "IncomingMsg");
-        const incomingTexts = (await messagesById(b, incoming.map((e) => e.event.msgId as number)))
+        const incoming = b.events.slice(incomingFrom).filter((e) => e.event.type === "IncomingMsg");
+        const incomingTexts = (await messagesById(b, incoming.map((e) => e.event.msg_id as number)))
           .map((m) => m.text);
         assert.deepEqual(
           incomingTexts.toSorted(),

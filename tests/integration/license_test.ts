@@ -284,9 +284,9 @@ Deno.test({
     const pair = await joinBySecureJoin(alice, bob);
     const from = bob.events.length;
     await alice.call("send_msg", 1, pair.inviterChat, { text: "hello without a license" });
-    const got = await bob.waitForEvent((e) => e.event.kind === "IncomingMsg", 30_000, from);
+    const got = await bob.waitForEvent((e) => e.event.type === "IncomingMsg", 30_000, from);
     const msgs = await bob.call<Record<string, { text: string }>>("get_messages", 1, [
-      got.event.msgId,
+      got.event.msg_id,
     ]);
     assert.equal(Object.values(msgs)[0].text, "hello without a license");
 

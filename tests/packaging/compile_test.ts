@@ -1,8 +1,9 @@
 /**
- * compile.sh embeds the license keys of license-keys/ and fails with a clear message when the
- * Deno runtime (denort) cannot be obtained.
+ * compile.sh: clear messages when the Deno runtime (denort) is missing, the product names beside
+ * the binary, and the license keys of license-keys/ embedded before every build.
  */
 import assert from "node:assert/strict";
+import { makeTempDir } from "../_helpers/temp.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -53,4 +54,36 @@ Deno.test("compile.sh rejects a DENORT_BIN that is not an executable file", asyn
 Deno.test("compile.sh refuses one DENORT_BIN for two targets and unknown targets", async () => {
   assert.match((await compile({ DENORT_BIN: "/bin/true" })).text, /one runtime for one target/);
   assert.match((await compile({}, "--target", "mips")).text, /unsupported target mips/);
+});
+
+Deno.test("compile.sh puts the product's names beside the binary as symlinks to it", async () => {
+  await using tmp = await makeTempDir("compile");
+  // A stand-in for deno: answers --version and info, and "compiles" by writing a script.
+  const fake = `${tmp.path}/deno`;
+  await Deno.writeTextFile(
+    fake,
+    `#!/usr/bin/env bash
+case "$1" in
+  --version) echo "deno 2.9.5 (fake)" ;;
+  info) echo "DENO_DIR location: ${tmp.path}/deno-dir" ;;
+  compile) while [ $# -gt 0 ]; do [ "$1" = --output ] && out="$2"; shift; done
+    printf '#!/bin/sh\\necho built\\n' > "$out"; chmod +x "$out" ;;
+esac
+`,
+  );
+  await Deno.chmod(fake, 0o755);
+  const dist = `${tmp.path}/dist`;
+  const out = await new Deno.Command("bash", {
+    args: [`${ROOT}compile.sh`, "--target", "x86_64-unknown-linux-gnu"],
+    env: { DENO: fake, DENORT_BIN: "/bin/true", DIST_DIR: dist, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const t = "x86_64-unknown-linux-gnu";
+  assert.ok(Deno.lstatSync(`${dist}/edge-gateway-${t}`).isFile);
+  for (const name of ["privitty-edged", "privitty-edge"]) {
+    assert.ok(Deno.lstatSync(`${dist}/${name}-${t}`).isSymlink, name);
+    assert.equal(Deno.readLinkSync(`${dist}/${name}-${t}`), `edge-gateway-${t}`);
+  }
 });

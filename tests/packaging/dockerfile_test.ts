@@ -1,5 +1,6 @@
 /** Static checks of the Dockerfile (no Docker engine here): the final image's contract. */
 import assert from "node:assert/strict";
+import { roleOf, runsDaemon } from "../../src/program_name.ts";
 
 const text = Deno.readTextFileSync(new URL("../../Dockerfile", import.meta.url));
 const lines = text.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
@@ -25,4 +26,29 @@ Deno.test("Dockerfile builds with compile.sh and copies the libraries ldd lists"
   assert.match(text, /ldd \/rootfs\/edge-gateway/);
   assert.match(text, /chmod 1777 \/rootfs\/tmp/);
   assert.match(text, /chown 1000:1000 \/rootfs\/var\/lib\/privitty/);
+});
+
+Deno.test("Dockerfile ships the product's names on PATH as links to the one binary (P-52)", () => {
+  assert.match(text, /for name in edge-gateway privitty-edged privitty-edge; do/);
+  assert.match(text, /ln -s \/edge-gateway "\/rootfs\/usr\/local\/bin\/\$name"/);
+  assert.ok(finalStage.some((l) => /^ENV PATH=\/usr\/local\/bin /.test(l)), "PATH finds them");
+  assert.ok(
+    !finalStage.some((l) => /EDGE_DATA_DIR=/.test(l)),
+    "no image-set EDGE_ variable shadows a user's PRIVITTY_ twin",
+  );
+});
+
+Deno.test("Dockerfile's entry point serves the docker run line and the compose command (P-50, P-53)", () => {
+  const json = (directive: string) =>
+    JSON.parse(finalStage.find((l) => l.startsWith(`${directive} `))!.slice(directive.length + 1));
+  const entrypoint: string[] = json("ENTRYPOINT");
+  const cmd: string[] = json("CMD");
+  assert.equal(roleOf(entrypoint[0]), "any", "the neutral name decides by the arguments");
+  // `docker run … privitty/edge:latest`: ENTRYPOINT + CMD.
+  assert.deepEqual([...entrypoint.slice(1), ...cmd], ["serve"]);
+  // compose `command:` replaces CMD.
+  const compose = ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"];
+  assert.equal(runsDaemon([...entrypoint.slice(1), ...compose]), true);
+  // `docker run … privitty/edge:latest license status` is the CLI.
+  assert.equal(runsDaemon([...entrypoint.slice(1), "license", "status"]), false);
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { StartupError } from "../../src/errors.ts";
 import { prepareAccountsDir } from "../../src/provision/accounts_dir.ts";
-import { prepareDataDir } from "../../src/provision/data_dir.ts";
+import { foreignOwnerError, prepareDataDir } from "../../src/provision/data_dir.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 
 const startupError = (re: RegExp) => (e: Error) => e instanceof StartupError && re.test(e.message);
@@ -139,4 +139,25 @@ Deno.test({
       );
     });
   },
+});
+
+Deno.test("foreignOwnerError() says exactly what to run when another user owns the directory", () => {
+  const err = foreignOwnerError(
+    "/var/lib/privitty",
+    { uid: 0, mode: 0o40755 },
+    new Error("EPERM"),
+    1000,
+  );
+  assert.ok(err instanceof StartupError);
+  assert.equal(
+    err.message,
+    "Accounts directory /var/lib/privitty is not writable by UID 1000, the user the daemon runs " +
+      "as (it is owned by UID 0, mode 0755). Give it to UID 1000, then start again: as root, " +
+      "chown -R 1000:1000 /var/lib/privitty; for a Docker volume: docker run --rm -v " +
+      "<volume>:/var/lib/privitty busybox chown -R 1000:1000 /var/lib/privitty; for a bind " +
+      "mount: chown -R 1000:1000 <host directory> on the host",
+  );
+  assert.equal(foreignOwnerError("/d", { uid: 1000, mode: 0o755 }, null, 1000), undefined);
+  assert.equal(foreignOwnerError("/d", { uid: 1000, mode: 0o755 }, null, 0), undefined, "root");
+  assert.equal(foreignOwnerError("/d", { uid: 0, mode: 0o755 }, null, undefined), undefined);
 });

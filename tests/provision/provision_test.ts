@@ -60,6 +60,7 @@ Deno.test("provision() registers, discovers, verifies, creates a key; a restart 
     assert.deepEqual(Object.keys(first.timings), [
       "data directory",
       "accounts directory",
+      "device fingerprint",
       "license",
       "relay registration",
       "mail autodiscovery",
@@ -101,7 +102,8 @@ Deno.test("provision() without EDGE_PROFILE on a first run fails naming it, befo
   await assert.rejects(
     provision(testConfig(`${tmp.path}/d`, { EDGE_PROFILE: "" }), relay.deps),
     (e: Error) =>
-      e instanceof StartupError && /EDGE_PROFILE is required on first start/.test(e.message),
+      e instanceof StartupError &&
+      /EDGE_PROFILE \(or PRIVITTY_PROFILE\) is required on first start/.test(e.message),
   );
   assert.deepEqual(relay.calls, []);
   // The lock was released and the directory is usable once the profile is set.
@@ -231,4 +233,31 @@ Deno.test("provision() files are private: dirs 0700, files 0600", async () => {
   };
   assert.equal(Deno.statSync(dir).mode! & 0o777, 0o700);
   walk(dir);
+});
+
+Deno.test("provision() stores the device fingerprint before the license step (P-51), as step 2b", async () => {
+  await using tmp = await makeTempDir("prov");
+  const dir = `${tmp.path}/d`;
+  const sources = {
+    interfaces: () => [{ name: "eth0", address: "10.0.0.2", mac: "02:fc:00:00:00:01" }],
+    systemMachineIdPath: `${tmp.path}/no-machine-id`,
+  };
+  const relay = fakeRelay();
+  const { out, lines } = await captureLogs(() =>
+    provision(testConfig(dir), { ...relay.deps, fingerprintSources: sources })
+  );
+  try {
+    assert.match(out.device.fingerprint, /^[0-9a-f]{64}$/);
+    assert.equal(out.device.mac, "02:fc:00:00:00:01");
+    assert.equal(out.device.change, "created");
+    assert.equal(Deno.readTextFileSync(`${dir}/device-fingerprint`), out.device.fingerprint + "\n");
+    assert.equal(Deno.statSync(`${dir}/device-fingerprint`).mode! & 0o777, 0o600);
+    const at = (text: string) => lines.findIndex((l) => l.includes(text));
+    assert.ok(at("step 2/7 accounts directory") >= 0);
+    assert.ok(at("step 2b/7 device fingerprint: done") > at("step 2/7 accounts directory"));
+    assert.ok(at("step 3/7 license") > at("step 2b/7 device fingerprint"));
+  } finally {
+    out.store.close();
+    out.lock.release();
+  }
 });

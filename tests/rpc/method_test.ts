@@ -1,6 +1,11 @@
 /** Tests of the method table: registration rules and the built-in rpc.discover entry. */
 import assert from "node:assert/strict";
-import { createMethodTable, DISCOVER_METHOD, type MethodEntry } from "../../src/rpc/method.ts";
+import {
+  createMethodTable,
+  DISCOVER_METHOD,
+  type MethodEntry,
+  productAlias,
+} from "../../src/rpc/method.ts";
 import { fakeServices } from "./_fake_services.ts";
 
 const entry = (name: string): MethodEntry => ({
@@ -35,4 +40,32 @@ Deno.test("rpc.discover returns the table's OpenRPC document, built once", async
   } finally {
     services.store.close();
   }
+});
+
+Deno.test("productAlias() maps every secure_* name to privitty_* except secure_join", () => {
+  assert.equal(productAlias("secure_send_file"), "privitty_send_file");
+  assert.equal(productAlias("secure_some_later_method"), "privitty_some_later_method");
+  assert.equal(productAlias("secure_join"), undefined);
+  assert.equal(productAlias("send_msg"), undefined);
+  assert.equal(productAlias("privitty_send_file"), undefined);
+});
+
+Deno.test("createMethodTable() registers the product alias of a secure_* entry after it", () => {
+  const gated: MethodEntry = { ...entry("secure_new_thing"), license: true };
+  const table = createMethodTable([entry("a"), gated, entry("secure_join")]);
+  assert.deepEqual(table.entries.map((e) => e.name), [
+    "a",
+    "secure_new_thing",
+    "privitty_new_thing",
+    "secure_join",
+    DISCOVER_METHOD,
+  ]);
+  const alias = table.get("privitty_new_thing")!;
+  assert.equal(alias.aliasOf, "secure_new_thing");
+  assert.equal(alias.handler, gated.handler);
+  assert.equal(alias.license, true);
+  assert.throws(
+    () => createMethodTable([entry("privitty_x"), entry("secure_x")]),
+    /"privitty_x" is registered twice/,
+  );
 });

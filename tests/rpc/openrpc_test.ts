@@ -15,6 +15,8 @@ type Doc = {
     result: { schema: unknown; description: string };
     errors?: { code: number }[];
     "x-license-required"?: boolean;
+    "x-alias-of"?: string;
+    summary: string;
   }[];
 };
 
@@ -48,6 +50,18 @@ Deno.test("openRpcDocument() marks license-gated methods and void results", () =
   assert.match(revoke.result.description, /HTTP 204/);
   const info = doc.methods.find((m) => m.name === "get_info")!;
   assert.equal(info["x-license-required"], undefined);
+});
+
+Deno.test("openRpcDocument() lists both names of an aliased method, marking the alias", () => {
+  const doc = openRpcDocument(buildMethodTable().entries) as Doc;
+  const spec = doc.methods.find((m) => m.name === "secure_send_file")!;
+  const product = doc.methods.find((m) => m.name === "privitty_send_file")!;
+  assert.equal(product["x-alias-of"], "secure_send_file");
+  assert.equal(spec["x-alias-of"], undefined);
+  assert.equal(product["x-license-required"], true);
+  assert.deepEqual(product.params, spec.params);
+  assert.deepEqual(product.result, spec.result);
+  assert.match(product.summary, /published name of secure_send_file/);
 });
 
 Deno.test("schemaOf() maps every wire type", () => {

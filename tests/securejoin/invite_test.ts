@@ -66,6 +66,62 @@ Deno.test("parseInvite() accepts Delta Chat's https form with v=3 and relays, an
   ]);
 });
 
+Deno.test("parseInvite() accepts any https link whose fragment carries the invite (P-21)", () => {
+  const fragment = `${FPR}&a=gw%40relay.test&n=GW&i=${I}&s=${S}`;
+  for (
+    const link of [
+      `https://i.privittytech.com/#${fragment}`,
+      `https://i.delta.chat/#${fragment}`,
+      `HTTPS://I.Delta.Chat/#${fragment}`,
+      `https://invite.example.org/join/?ref=x#${fragment}`,
+      `https://i.privittytech.com/#OPENPGP4FPR:${FPR}#a=gw%40relay.test&n=GW&i=${I}&s=${S}`,
+      `  https://i.privittytech.com/#${fragment}\n`,
+    ]
+  ) {
+    const inv = parseInvite(link);
+    assert.deepEqual([inv.kind, inv.fingerprint, inv.addr, inv.name, inv.inviteNumber, inv.auth], [
+      "contact",
+      FPR,
+      "gw@relay.test",
+      "GW",
+      I,
+      S,
+    ], link);
+  }
+});
+
+Deno.test("parseInvite() accepts the product's ?-separated OPENPGP4FPR form, any case", () => {
+  for (
+    const link of [
+      `OPENPGP4FPR:${FPR}?a=factory-gw-01%40chat.privittytech.com&n=factory-gw-01&i=${I}&s=${S}`,
+      `openpgp4fpr:${FPR.toLowerCase()}?a=factory-gw-01%40chat.privittytech.com&n=factory-gw-01&i=${I}&s=${S}`,
+      `OpenPGP4Fpr:${FPR}#a=factory-gw-01%40chat.privittytech.com&n=factory-gw-01&i=${I}&s=${S}`,
+    ]
+  ) {
+    const inv = parseInvite(link);
+    assert.deepEqual([inv.kind, inv.fingerprint, inv.addr, inv.name, inv.inviteNumber, inv.auth], [
+      "contact",
+      FPR,
+      "factory-gw-01@chat.privittytech.com",
+      "factory-gw-01",
+      I,
+      S,
+    ], link);
+  }
+});
+
+Deno.test("formatInvite() keeps Delta Chat's # form for our own invites", () => {
+  const link = formatInvite({
+    fingerprint: FPR,
+    addr: "a@b.c",
+    name: "N",
+    inviteNumber: I,
+    auth: S,
+  });
+  assert.match(link, new RegExp(`^OPENPGP4FPR:${FPR}#a=`));
+  assert.doesNotMatch(link, /\?/);
+});
+
 Deno.test("parseInvite() tells a fingerprint-only link from an invite and cuts long names as Delta Chat does", () => {
   assert.equal(parseInvite(`OPENPGP4FPR:${FPR}#a=a%40b.c`).kind, "fingerprint");
   const long = formatInvite({
@@ -80,7 +136,15 @@ Deno.test("parseInvite() tells a fingerprint-only link from an invite and cuts l
 
 Deno.test("parseInvite() explains what is wrong", () => {
   const cases: [string, RegExp][] = [
-    ["hello", /not an invite link/],
+    ["hello", /not an invite link: expected OPENPGP4FPR:.* or an https link whose fragment/],
+    ["http://i.delta.chat/#" + FPR, /not an invite link/],
+    ["https://i.privittytech.com/", /the https link has no #fragment carrying the invite/],
+    ["https://i.privittytech.com/#", /the https link has no #fragment carrying the invite/],
+    ["https://exa mple.com/#x", /the https link is not a valid URL/],
+    [
+      "https://example.com/#section-2",
+      /invalid fingerprint in invite link: fingerprint must have 40 hex digits/,
+    ],
     [
       `OPENPGP4FPR:ABC#a=a%40b.c&i=${I}&s=${S}`,
       /invalid fingerprint in invite link: fingerprint must have 40 hex digits, got 3/,

@@ -8,6 +8,7 @@ import {
   loadDeviceFingerprint,
   primaryMac,
   readMachineId,
+  storeDeviceFingerprint,
 } from "../../src/viewer/device_fingerprint.ts";
 
 const lo: InterfaceInfo = { name: "lo", address: "127.0.0.1", mac: "00:00:00:00:00:00" };
@@ -97,4 +98,28 @@ Deno.test("loadDeviceFingerprint() uses an empty MAC when interfaces are unavail
   );
   assert.equal(fp.mac, "");
   assert.equal(fp.fingerprint, await computeFingerprint("", "abc"));
+});
+
+Deno.test("storeDeviceFingerprint() writes it once (0600), keeps it, rewrites it when the device changed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "edge-fpr-" });
+  try {
+    const sources = (mac: string) => ({
+      interfaces: () => [{ name: "eth0", address: "10.0.0.2", mac }],
+      readTextFile: (path: string) =>
+        path === "/etc/machine-id" ? Promise.resolve("0123abcd\n") : Deno.readTextFile(path),
+    });
+    const first = await quiet(() => storeDeviceFingerprint(dir, sources("02:fc:00:00:00:01")));
+    assert.equal(first.change, "created");
+    assert.equal(first.fingerprint, await computeFingerprint("02:fc:00:00:00:01", "0123abcd"));
+    assert.equal(Deno.readTextFileSync(`${dir}/device-fingerprint`), first.fingerprint + "\n");
+    assert.equal(Deno.statSync(`${dir}/device-fingerprint`).mode! & 0o777, 0o600);
+    const again = await quiet(() => storeDeviceFingerprint(dir, sources("02:fc:00:00:00:01")));
+    assert.equal(again.change, "unchanged");
+    const moved = await quiet(() => storeDeviceFingerprint(dir, sources("aa:bb:cc:dd:ee:ff")));
+    assert.equal(moved.change, "updated");
+    assert.notEqual(moved.fingerprint, first.fingerprint);
+    assert.equal(Deno.readTextFileSync(`${dir}/device-fingerprint`), moved.fingerprint + "\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

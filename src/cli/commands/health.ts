@@ -6,7 +6,7 @@ import type { Command, CommandContext } from "../command.ts";
 import { connectivityLabel, scalarText } from "../output.ts";
 import { gatewayFetch, UnreachableError } from "../rpc_client.ts";
 
-const FIRST_KEYS = ["status", "connectivity", "version", "uptime_s", "addr"];
+const FIRST_KEYS = ["status", "service", "version", "connectivity", "uptime_s", "addr"];
 
 async function run(ctx: CommandContext): Promise<number> {
   let status: number;

@@ -1,8 +1,13 @@
-/** `license status|activate <url>|sync|deactivate`: the license RPC methods of the gateway. */
+/**
+ * `license status|activate <url>|sync|deactivate`: the license RPC methods of the gateway; with
+ * the global `--accounts DIR` and no daemon answering, `status` reads the license file there.
+ */
 import { ACCOUNT_ID } from "../../constants.ts";
 import { UsageError } from "../args.ts";
 import type { Command, CommandContext, CommandForm } from "../command.ts";
+import { offlineLicenseStatus, offlineNotAvailable } from "../offline_license.ts";
 import { scalarText } from "../output.ts";
+import { UnreachableError } from "../rpc_client.ts";
 
 const FORMS: readonly CommandForm[] = [
   {
@@ -35,20 +40,20 @@ async function run(ctx: CommandContext): Promise<number> {
   switch (action) {
     case "status":
       expectArgs(0);
-      result = await ctx.rpc.call("license_status", [ACCOUNT_ID]);
+      result = await callOrOffline(ctx, "license_status", [ACCOUNT_ID], offlineLicenseStatus);
       return await printStatus(ctx, result);
     case "activate":
       if (url === undefined) throw new UsageError("license activate needs a <url>", "license");
       expectArgs(1);
-      result = await ctx.rpc.call("license_activate", [ACCOUNT_ID, url]);
+      result = await callOrOffline(ctx, "license_activate", [ACCOUNT_ID, url], action);
       break;
     case "sync":
       expectArgs(0);
-      result = await ctx.rpc.call("license_sync", [ACCOUNT_ID]);
+      result = await callOrOffline(ctx, "license_sync", [ACCOUNT_ID], action);
       break;
     case "deactivate":
       expectArgs(0);
-      result = await ctx.rpc.call("license_deactivate", [ACCOUNT_ID]);
+      result = await callOrOffline(ctx, "license_deactivate", [ACCOUNT_ID], action);
       break;
     default:
       throw new UsageError(
@@ -58,6 +63,25 @@ async function run(ctx: CommandContext): Promise<number> {
   }
   await ctx.out.result(result, (v) => ctx.out.value(v));
   return 0;
+}
+
+/**
+ * Calls `method` on the daemon; when none answers and `--accounts DIR` was given, answers from
+ * that directory with `offline` (a function of it), or fails saying why `action` needs a daemon.
+ */
+async function callOrOffline(
+  ctx: CommandContext,
+  method: string,
+  params: unknown[],
+  offline: ((dir: string) => unknown) | string,
+): Promise<unknown> {
+  try {
+    return await ctx.rpc.call(method, params);
+  } catch (err) {
+    if (!(err instanceof UnreachableError) || ctx.accounts === undefined) throw err;
+    if (typeof offline === "string") throw offlineNotAvailable(offline, ctx.accounts, err.message);
+    return offline(ctx.accounts);
+  }
 }
 
 async function printStatus(ctx: CommandContext, result: unknown): Promise<number> {
@@ -79,6 +103,8 @@ export const license: Command = {
   summary: "show, activate, sync or deactivate the license",
   http: 'POST /rpc license_status [1] | license_activate [1,"<url>"] | license_sync [1] | ' +
     "license_deactivate [1]",
+  details: "With the global --accounts DIR and no daemon answering, 'license status' verifies " +
+    "and judges the license file in DIR (activate, sync and deactivate need the daemon).",
   args: { min: 1, max: 2 },
   forms: FORMS,
   run,

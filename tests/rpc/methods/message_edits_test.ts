@@ -45,7 +45,7 @@ Deno.test("send_edit_request (204) edits our message here and queues the edit ma
     assert.deepEqual(await call(s, "send_edit_request", [1, id, "the plan"]), { status: 204 });
     assert.deepEqual(asked, [["edit", mid, "the plan"]]);
     assert.deepEqual((await sub.next()).map((e) => e.event), [
-      { kind: "MsgsChanged", chatId: s.chatId, msgId: id },
+      { type: "MsgsChanged", account_id: 1, chat_id: s.chatId, msg_id: id },
     ]);
     sub.close();
     const m = await result(s, "get_message", [1, id]) as { text: string; isEdited: boolean };

@@ -193,7 +193,7 @@ Deno.test("markseen_msgs (204) marks fresh messages seen and sends the receipts 
     assert.deepEqual(await call(s, "markseen_msgs", [1, [a, b]]), { status: 204 });
     assert.deepEqual(outgoing.receipts.map((batch) => batch.map((m) => m.id)), [[a]]);
     assert.deepEqual((await sub.next()).map((e) => e.event), [
-      { kind: "MsgsNoticed", chatId: s.chatId },
+      { type: "MsgsNoticed", account_id: 1, chat_id: s.chatId },
     ]);
     sub.close();
     assert.deepEqual(await result(s, "get_fresh_msgs", [1]), []);

@@ -1,5 +1,6 @@
 /** Tests of buildMethodTable(): every SPEC method of this build is registered once. */
 import assert from "node:assert/strict";
+import { productAlias } from "../../../src/rpc/method.ts";
 import { buildMethodTable, METHOD_GROUPS } from "../../../src/rpc/methods/mod.ts";
 
 Deno.test("buildMethodTable() registers account, license and secure_* methods", () => {
@@ -22,7 +23,9 @@ Deno.test("buildMethodTable() registers account, license and secure_* methods", 
   ) {
     assert.ok(table.get(name), `${name} is registered`);
   }
-  assert.equal(table.entries.length, METHOD_GROUPS.flat().length + 1);
+  const own = METHOD_GROUPS.flat();
+  const aliases = own.filter((e) => productAlias(e.name) !== undefined).length;
+  assert.equal(table.entries.length, own.length + aliases + 1);
 });
 
 /** SecureJoin is the invite protocol, not file protection: it works without a license. */
@@ -35,7 +38,31 @@ Deno.test("buildMethodTable() entries are documented and gate every secure_ meth
     if (e.params.length > 0 && e.name !== "rpc.discover") {
       assert.equal(e.params[0].name, "account_id", `${e.name} takes account_id first`);
     }
-    const gated = e.name.startsWith("secure_") && !UNGATED_SECURE.has(e.name);
+    const gated = (e.name.startsWith("secure_") && !UNGATED_SECURE.has(e.name)) ||
+      e.name.startsWith("privitty_");
     assert.equal(e.license === true, gated, `${e.name} gate flag`);
   }
+});
+
+Deno.test("the product's privitty_* names answer as the secure_* methods (P-21, P-22)", () => {
+  const table = buildMethodTable();
+  const pairs = [
+    ["privitty_send_file", "secure_send_file"],
+    ["privitty_send_group_file", "secure_send_group_file"],
+    ["privitty_revoke_file_access", "secure_revoke_file_access"],
+    ["privitty_get_file_id_by_path", "secure_get_file_id_by_path"],
+  ] as const;
+  for (const [product, spec] of pairs) {
+    const alias = table.get(product);
+    const original = table.get(spec)!;
+    assert.ok(alias, `${product} is registered`);
+    assert.equal(alias.aliasOf, spec);
+    assert.equal(alias.handler, original.handler, `${product} shares ${spec}'s handler`);
+    assert.equal(alias.params, original.params);
+    assert.equal(alias.license, original.license);
+    assert.equal(alias.void, original.void);
+  }
+  assert.equal(table.get("privitty_join"), undefined, "secure_join keeps its one name");
+  const names = table.entries.map((e) => e.name);
+  assert.equal(names.indexOf("privitty_send_file"), names.indexOf("secure_send_file") + 1);
 });

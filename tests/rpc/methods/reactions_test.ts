@@ -42,7 +42,7 @@ Deno.test("send_reaction (204) stores our reaction, queues its mail and emits Re
     assert.deepEqual(await call(s, "send_reaction", [1, id, ["👍", "ignored"]]), { status: 204 });
     assert.deepEqual(asked, [["hi@x", "👍", ["bob@relay.test"]]]);
     assert.deepEqual((await sub.next()).map((e) => e.event), [
-      { kind: "ReactionsChanged", chatId: s.chatId, msgId: id, contactId: 1 },
+      { type: "ReactionsChanged", account_id: 1, chat_id: s.chatId, msg_id: id, contact_id: 1 },
     ]);
     sub.close();
     const queued = s.store.outbox.due(Date.now() + 1000);
