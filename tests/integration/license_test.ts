@@ -10,6 +10,7 @@ import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { licenseServerCommand, startLicenseServer } from "../_helpers/license_server.ts";
 import { freePort } from "../_helpers/ports.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { poll } from "../_helpers/poll.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
 
@@ -273,7 +274,9 @@ Deno.test({
     await using alice = await GatewayPeer.start("Alice", relay, {
       env: { EDGE_LICENSE_URL: url, EDGE_LICENSE_TRUSTED_KEYS: keyFile },
     });
-    await using bob = await GatewayPeer.start("Bob", relay);
+    await using bob = await GatewayPeer.start("Bob", relay, {
+      env: { EDGE_LICENSE_URL: url, EDGE_LICENSE_TRUSTED_KEYS: keyFile },
+    });
     assert.equal((await status(alice.daemon)).status, "no_license");
     assert.match(
       alice.daemon.output(),
@@ -294,6 +297,10 @@ Deno.test({
     const activated = await alice.call<{ status: string }>("license_activate", 1, url);
     assert.equal(activated.status, "active");
     assert.notEqual(await gateCode(alice.daemon), -32001, "gated methods work at once");
+    // Bob was left alone: its background retry (2 s, 4 s, 8 s, … apart) activates by itself.
+    const bobStatus = await poll(() => status(bob.daemon), (st) => st.status === "active", 90_000);
+    assert.equal(bobStatus.status, "active", bob.daemon.output().slice(-3000));
+    assert.match(bob.daemon.output(), /background license activation succeeded/);
     await server.stop();
   },
 });
