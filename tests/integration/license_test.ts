@@ -256,7 +256,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "with the license server down a gateway starts, messages, and activates later without a restart",
+    "with the license server down gateways start, message, and activate later (by hand, by the retry)",
   ignore: NO_RELAY,
   sanitizeResources: false,
   sanitizeOps: false,
