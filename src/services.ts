@@ -15,13 +15,24 @@ export interface ConnectivitySource {
   level(): number;
 }
 
-/** License state consulted by the dispatch gate (`license: true` methods). */
+/**
+ * License state consulted by the dispatch gate (`license: true` methods), and its management
+ * (`license_activate|sync|deactivate`; absent in sources that only report a status).
+ */
 export interface LicenseSource {
   /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
   status(): string;
   isActive(): boolean;
+  /** Optional: why the status is what it is, in words a person can act on. */
+  reason?(): string;
   /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
-  describe?(): Record<string, string | number | null>;
+  describe?(): Record<string, string | number | boolean | null>;
+  /** Activates the license behind a delivery URL; resolves with `describe()`. */
+  activate?(url: string): Promise<Record<string, string | number | boolean | null>>;
+  /** Re-fetches the installed license from its delivery URL; resolves with `describe()`. */
+  sync?(): Promise<Record<string, string | number | boolean | null>>;
+  /** Frees this device's seat; the license file stays but is no longer honoured. */
+  deactivate?(): Promise<void>;
 }
 
 /**

@@ -65,6 +65,11 @@ export class Store {
     return new Store(new Db(path));
   }
 
+  /** Opens an existing database for reading only (no migration; writes fail). */
+  static openReadOnly(path: string): Store {
+    return new Store(new Db(path, { readOnly: true }));
+  }
+
   /** Number of chat messages stored (get_info `n_msgs_in_db`). */
   countMessages(): number {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM msgs")?.n ?? 0;
