@@ -63,6 +63,14 @@ Provide it for an offline build with DENORT_BIN=/path/to/denort (built for $t, D
 or place denort-$t.zip at $zip, or build where dl.deno.land is reachable."
 }
 
+# The license signing keys the binary trusts (and only these): license-keys/*.pem, written into
+# src/license/trusted_keys.ts, which the binary embeds like any other module.
+"$DENO" run --no-prompt --allow-read="$root/license-keys,$root/src/license" \
+  --allow-write="$root/src/license/trusted_keys.ts" "$root/scripts/license_keys.ts" ||
+  die "cannot write src/license/trusted_keys.ts from license-keys/ (see above)"
+grep -q '^    pem: ' "$root/src/license/trusted_keys.ts" ||
+  echo "compile.sh: warning: license-keys/ holds no public key, so the binary accepts no license (README \"Licenses\")" >&2
+
 mapfile -t flags < <(daemon_permission_flags "$DATA_DIR" "$FILES_DIR")
 dist="${DIST_DIR:-$root/dist}"
 mkdir -p "$dist"

@@ -59,7 +59,7 @@ export interface PipelineLine {
 }
 
 const LINE_RE =
-  /^(\S+) DEBUG \[receive\] mail processed .*?outcome="([^"]*)".*?pipeline_ms=([\d.]+)/;
+  /^(\S+) (?:DEBUG|INFO ) \[receive\] mail processed .*?outcome="([^"]*)".*?pipeline_ms=([\d.]+)/;
 
 /** Every `mail processed … pipeline_ms=` line in `text` (none before the instrumentation). */
 export function parsePipelineLines(text: string): PipelineLine[] {

@@ -5,7 +5,8 @@
 # --cors. --local-relay starts the project's own relay on loopback first (root; Debian's postfix
 # and dovecot on first use), on the same ports as last time, so a restarted gateway finds it.
 # --gateways N starts N gateways on consecutive ports from --port (default 7200) and joins them
-# to each other by SecureJoin before printing their URLs. Ctrl-C stops everything it started.
+# to each other by SecureJoin before printing their URLs. A license server runs on --port + 100;
+# the gateways trust its key and activate a dev license from it. Ctrl-C stops everything it started.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -80,6 +81,26 @@ if [ "$local_relay" = 1 ]; then
   export EDGE_SERVER="http://127.0.0.1:${RELAY_HTTP_PORT}" DENO_CERT="${RELAY_CERT}"
   echo "dev: local relay at $EDGE_SERVER (domain ${RELAY_DOMAIN}), trusted through DENO_CERT" >&2
 fi
+
+# License: the project's license server on --port + 100 (7300), its key trusted by the gateways
+# (run from source), and one dev license they activate at start unless EDGE_LICENSE_URL is set.
+lic_dir="$state/license-server"
+lic_port=$((port + 100))
+bash "$here/license_server.sh" serve --data-dir "$lic_dir" --port "$lic_port" >/dev/null &
+pids+=("$!")
+lic_up() { (exec 3<>"/dev/tcp/127.0.0.1/$lic_port") 2>/dev/null; }
+for _ in $(seq 1 100); do lic_up && break || sleep 0.1; done
+lic_up || die "the license server did not start on port $lic_port (busy? see the messages above)"
+bash "$here/license_server.sh" public-key --data-dir "$lic_dir" >"$lic_dir/public-key.pem"
+export EDGE_LICENSE_TRUSTED_KEYS="$lic_dir/public-key.pem${EDGE_LICENSE_TRUSTED_KEYS:+,$EDGE_LICENSE_TRUSTED_KEYS}"
+if [ -z "${EDGE_LICENSE_URL:-}" ]; then
+  [ -s "$lic_dir/dev-license.url" ] ||
+    bash "$here/license_server.sh" issue --data-dir "$lic_dir" --type dev --days 365 \
+      --max-devices 1 --customer "Local development" | tail -n 1 >"$lic_dir/dev-license.url"
+  EDGE_LICENSE_URL="$(cat "$lic_dir/dev-license.url")"
+  export EDGE_LICENSE_URL
+fi
+echo "dev: license server at http://127.0.0.1:$lic_port (data in $lic_dir), trusted by the gateways" >&2
 
 profile="${EDGE_PROFILE:-dev}"
 urls=()

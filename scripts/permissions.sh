@@ -2,15 +2,17 @@
 # compile.sh and the scratch-image test. A shell function (not deno.json "permissions") because
 # the data and files directories are only known at run time.
 #
-#   daemon_permission_flags DATA_DIR FILES_DIR   -> prints one flag per line
+#   daemon_permission_flags DATA_DIR FILES_DIR [KEY_FILES]   -> prints one flag per line
+# KEY_FILES: comma-separated license public-key files (EDGE_LICENSE_TRUSTED_KEYS) the daemon
+# may read when run from source; compile.sh never passes it.
 
 # Environment variables the program reads: src/config.ts DAEMON_ENV_ALLOW (each EDGE_ input and
 # its PRIVITTY_ twin), the CLI's EDGE_URL / PRIVITTY_URL,
 # and NODE_V8_COVERAGE (read by imapflow's logger dependency at import).
-DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,PRIVITTY_PROFILE,PRIVITTY_LICENSE_URL,PRIVITTY_SERVER,PRIVITTY_DATA_DIR,PRIVITTY_FILES_DIR,PRIVITTY_LOG_LEVEL,PRIVITTY_SSE_PING_MS,PRIVITTY_ALLOW_PLAINTEXT_MAIL,EDGE_URL,PRIVITTY_URL,NODE_V8_COVERAGE"
+DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_LICENSE_TRUSTED_KEYS,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,PRIVITTY_PROFILE,PRIVITTY_LICENSE_URL,PRIVITTY_LICENSE_TRUSTED_KEYS,PRIVITTY_SERVER,PRIVITTY_DATA_DIR,PRIVITTY_FILES_DIR,PRIVITTY_LOG_LEVEL,PRIVITTY_SSE_PING_MS,PRIVITTY_ALLOW_PLAINTEXT_MAIL,EDGE_URL,PRIVITTY_URL,NODE_V8_COVERAGE"
 
 daemon_permission_flags() {
-  local data_dir="$1" files_dir="$2"
+  local data_dir="$1" files_dir="$2" key_files="${3:-}"
   # --allow-net: relay, IMAP/SMTP and license hosts are only known at run time (autodiscovery);
   #   the listener too. /etc/machine-id: the viewer's device fingerprint. sys: the MAC address
   #   (networkInterfaces), os.hostname() called by imapflow's logger at import, and the daemon's
@@ -18,7 +20,7 @@ daemon_permission_flags() {
   printf '%s\n' \
     --no-prompt \
     --allow-net \
-    "--allow-read=${data_dir},${files_dir},/etc/machine-id" \
+    "--allow-read=${data_dir},${files_dir},/etc/machine-id${key_files:+,${key_files}}" \
     "--allow-write=${data_dir},${files_dir}" \
     "--allow-env=${DAEMON_ENV_ALLOW}" \
     --allow-sys=networkInterfaces,hostname,uid

@@ -38,6 +38,18 @@ files_dir="$(abspath "${files_dir:-$data_dir/files}")"
 # The allow-lists name these paths, so they must exist before Deno starts.
 mkdir -p -m 0700 "$data_dir" "$files_dir"
 
-mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir")
+# License public keys trusted when run from source (README "Licenses"): absolute paths, readable.
+# EDGE_LICENSE_TRUSTED_KEYS wins over its PRIVITTY_ twin, as in src/config.ts.
+key_files="" keys_in="${EDGE_LICENSE_TRUSTED_KEYS:-${PRIVITTY_LICENSE_TRUSTED_KEYS:-}}"
+if [ -n "$keys_in" ]; then
+  IFS=',' read -ra key_list <<<"$keys_in"
+  for k in "${key_list[@]}"; do
+    k="${k#"${k%%[![:space:]]*}"}" && k="${k%"${k##*[![:space:]]}"}"
+    [ -n "$k" ] && key_files="${key_files:+$key_files,}$(abspath "$k")"
+  done
+  export EDGE_LICENSE_TRUSTED_KEYS="$key_files"
+fi
+
+mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$key_files")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
   "${dir_flags[@]}" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

@@ -31,6 +31,8 @@ export interface RelayTarget {
 export interface GatewayConfig {
   readonly profile: string | undefined;
   readonly licenseUrl: string | undefined;
+  /** Extra license public-key files (EDGE_LICENSE_TRUSTED_KEYS); honoured only from source. */
+  readonly licenseTrustedKeys: readonly string[];
   readonly relay: RelayTarget;
   readonly cors: boolean;
   readonly port: number;
@@ -49,6 +51,7 @@ export interface GatewayConfig {
 export const DAEMON_ENV_VARS = [
   "EDGE_PROFILE",
   "EDGE_LICENSE_URL",
+  "EDGE_LICENSE_TRUSTED_KEYS",
   "EDGE_SERVER",
   "EDGE_DATA_DIR",
   "EDGE_FILES_DIR",
@@ -302,6 +305,8 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
       `${licenseEnv.label} "${licenseUrl}" is not valid; expected an http(s) URL`,
     );
   }
+  const licenseTrustedKeys = (input("EDGE_LICENSE_TRUSTED_KEYS").value ?? "").split(",")
+    .map((p) => p.trim()).filter((p) => p !== "");
   const levelEnv = input("EDGE_LOG_LEVEL");
   const logLevel = levelEnv.value === undefined ? "info" : parseLogLevel(levelEnv.value);
   if (logLevel === undefined) {
@@ -322,6 +327,7 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
+    licenseTrustedKeys: Object.freeze(licenseTrustedKeys),
     relay: parseRelayTarget(serverEnv.value ?? DEFAULT_RELAY, serverEnv.label),
     cors: flags.get("cors") === true,
     port: listen?.port ??

@@ -65,15 +65,29 @@ export const RpcCode = {
   APPLICATION: -1,
 } as const;
 
-/** License status values (SPEC §3). */
-export const LicenseStatus = { NO_LICENSE: "no_license", ACTIVE: "active" } as const;
+/**
+ * License status values: `no_license` is SPEC §3's, `active`/`grace_period`/`expired` the
+ * product's; `clock_tampered` and `invalid` say why a present license is not honoured.
+ */
+export const LicenseStatus = {
+  NO_LICENSE: "no_license",
+  ACTIVE: "active",
+  GRACE_PERIOD: "grace_period",
+  EXPIRED: "expired",
+  CLOCK_TAMPERED: "clock_tampered",
+  INVALID: "invalid",
+} as const;
+export type LicenseStatus = typeof LicenseStatus[keyof typeof LicenseStatus];
 
 /** Names of files and directories inside the data directory. */
 export const DataDirLayout = {
   ACCOUNTS_DIR: "accounts",
   ACCOUNTS_INDEX: "accounts/accounts.json",
   LOCK_FILE: "gateway.lock",
-  LICENSE_FILE: "license.json",
+  /** The signed license (the product's name for it). */
+  LICENSE_FILE: "privitty.lic",
+  /** The unsigned license file of earlier builds: never honoured, only reported. */
+  LEGACY_LICENSE_FILE: "license.json",
   DATABASE: "accounts/1/gateway.db",
   BLOB_DIR: "accounts/1/blobs",
   FILES_DIR: "files",

@@ -11,7 +11,7 @@ import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
 import { serviceHealth } from "./http/health_route.ts";
-import { FileLicenseSource } from "./license/status.ts";
+import { retryActivation } from "./license/start.ts";
 import { logger } from "./log.ts";
 import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
@@ -60,7 +60,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     store: account.store,
     events: bus,
     connectivity,
-    license: new FileLicenseSource(config.dataDir),
+    license: account.license,
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
@@ -72,10 +72,13 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     password: account.password,
     connectivity,
     events: bus,
-    deliver: (raw) => mail.deliver(raw),
+    reception: mail.reception,
   });
   imap.start(loops.signal);
   mail.start(loops.signal);
+  const licenseRetry = account.licenseRetryUrl === undefined
+    ? Promise.resolve()
+    : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
   const app = createApp({
     services,
@@ -96,6 +99,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     loops.abort();
     await imap.stop();
     await mail.stop();
+    await licenseRetry;
     bus.close();
     account.store.close();
     account.lock.release();
@@ -115,6 +119,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
         loops.abort();
         await imap.stop();
         await mail.stop();
+        await licenseRetry;
         bus.close();
         await server.shutdown();
         account.store.close();

@@ -1,10 +1,11 @@
 /**
  * The running messenger of one account: composes the reception pipeline, the SMTP outbox loop,
  * SecureJoin and receipts over the store, and gives the daemon what it wires into the IMAP loop
- * (`deliver`) and into `Services` (`outgoing`, `secureJoin`).
+ * (`reception`) and into `Services` (`outgoing`, `secureJoin`).
  */
 import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.ts";
 import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
+import { InboxReception } from "./core/inbox_reception.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
 import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
@@ -20,7 +21,7 @@ import type { Store } from "./store/mod.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
-const log = logger("receive");
+const log = logger("mail");
 
 /** How often messages waiting for a join are checked for a join that timed out. */
 const JOIN_SWEEP_MS = 30_000;
@@ -41,8 +42,8 @@ export interface MailRuntime {
   readonly receiver: Receiver;
   /** Wakes the SMTP loop (after a commit that queued mail, see `DomainTx.mailQueued`). */
   readonly wakeSender: () => void;
-  /** The IMAP loop's delivery callback: resolves once the mail is committed (or recorded). */
-  deliver(raw: Uint8Array): Promise<void>;
+  /** Where the IMAP loop drains INBOX to (the pipeline with an attempt count per mail). */
+  readonly reception: InboxReception;
   start(signal: AbortSignal): void;
   /** Sends pending receipts into the queue and stops the SMTP loop (queued rows stay). */
   stop(): Promise<void>;
@@ -106,6 +107,7 @@ export function createMessenger(
     reader: {
       privateKey: self.privateKey,
       keys,
+      now: () => ctx.now(),
       knownKeys: (addr) =>
         ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
           k.length > 0
@@ -156,16 +158,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     secureJoin: m.secureJoin,
     receiver: m.receiver,
     wakeSender,
-    deliver: async (raw) => {
-      const t0 = performance.now();
-      const outcome = await m.receiver.receive(raw);
-      // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
-      log.debug("mail processed", {
-        outcome: outcome.kind,
-        bytes: raw.length,
-        pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
-      });
-    },
+    reception: new InboxReception(ctx, m.receiver),
     start: (signal) => {
       smtp.start(signal);
       settle(true);

@@ -7,7 +7,7 @@ import type { ConnectivitySource } from "./core/connectivity.ts";
 import type { WakeSender } from "./core/context.ts";
 import type { OutgoingRenderer } from "./core/outgoing.ts";
 import type { EventSink } from "./events/types.ts";
-import type { LicenseSource } from "./license/status.ts";
+import type { LicenseSource } from "./license/manager.ts";
 import type { SecureJoinService } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
 

@@ -251,3 +251,11 @@ Deno.test("the permission set allows exactly the EDGE_ inputs, their PRIVITTY_ t
     [...DAEMON_ENV_ALLOW, "EDGE_URL", "PRIVITTY_URL", "NODE_V8_COVERAGE"].sort(),
   );
 });
+
+Deno.test("parseConfig() lists EDGE_LICENSE_TRUSTED_KEYS files (comma-separated, trimmed)", () => {
+  assert.deepEqual(parseConfig([], env({})).licenseTrustedKeys, []);
+  const c = parseConfig([], env({ EDGE_LICENSE_TRUSTED_KEYS: " /k/a.pem, ,/k/b.pem ," }));
+  assert.deepEqual(c.licenseTrustedKeys, ["/k/a.pem", "/k/b.pem"]);
+  const twin = parseConfig([], env({ PRIVITTY_LICENSE_TRUSTED_KEYS: "/k/p.pem" }));
+  assert.deepEqual(twin.licenseTrustedKeys, ["/k/p.pem"], "the product's twin name");
+});

@@ -2,7 +2,8 @@
  * `license` commands without a daemon (the product's `privitty-edge --accounts DIR license …`,
  * contract P-41): the status is read from the license file in that data directory.
  */
-import { FileLicenseSource } from "../license/status.ts";
+import { DataDirLayout } from "../constants.ts";
+import { inspectLicense } from "../license/inspect.ts";
 
 /** A failure the CLI reports as its message alone, with exit code 1. */
 export class CliFailure extends Error {
@@ -28,21 +29,21 @@ function unreadable(dir: string): string | undefined {
 }
 
 /**
- * `license_status` as the daemon would answer it, from `<dir>/license.json`, plus `source`
- * naming the file. Throws CliFailure when the directory cannot be read.
+ * `license_status` as the daemon would answer it, from `<dir>/privitty.lic` (verified and judged
+ * as the daemon does), plus `source` naming the file. Throws CliFailure when the directory cannot
+ * be read.
  */
-export function offlineLicenseStatus(dir: string): Record<string, unknown> {
+export async function offlineLicenseStatus(dir: string): Promise<Record<string, unknown>> {
   const why = unreadable(dir);
   if (why !== undefined) throw new CliFailure(`no gateway answers, and ${why}`);
-  const source = new FileLicenseSource(dir);
-  return { ...source.describe(), source: source.path };
+  return { ...(await inspectLicense(dir)), source: `${dir}/${DataDirLayout.LICENSE_FILE}` };
 }
 
 /** The error for `license activate|sync|deactivate` when no daemon answers. */
 export function offlineNotAvailable(action: string, dir: string, unreachable: string): CliFailure {
   return new CliFailure(
-    `${unreachable}; license ${action} against --accounts ${dir} without a running daemon is ` +
-      `not implemented in this build yet (it lands with the license issue): start the daemon ` +
+    `${unreachable}; license ${action} against --accounts ${dir} needs the running daemon ` +
+      `(it talks to the license server and changes the license at once): start the daemon ` +
       `and run the command again`,
   );
 }

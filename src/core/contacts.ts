@@ -5,7 +5,7 @@
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { ConfigKey, type ContactPatch, type ContactRecord } from "../store/mod.ts";
-import type { CoreContext } from "./context.ts";
+import { type CoreContext, nowSeconds } from "./context.ts";
 
 /** `get_contact_ids` flags (Delta Chat's `DC_GCL_*`). */
 export const ContactListFlag = {
@@ -40,7 +40,7 @@ export interface PeerKey {
   readonly fingerprint: string;
   /** Binary transferable public key (Autocrypt keydata). */
   readonly publicKey: Uint8Array;
-  /** Unix seconds of the message that carried it; moves `lastSeen` forward. */
+  /** Unix seconds of the message that carried it; moves `lastSeen` forward (never past now). */
   readonly seenAt?: number;
 }
 
@@ -125,8 +125,10 @@ export class Contacts {
   }
 
   /**
-   * The contact id for an address: 1 for the account's own address, else the most recently
-   * seen key-contact using it. Address-only contacts are not returned (as Delta Chat).
+   * The contact id for an address: 1 for the account's own address; else, of the key-contacts
+   * using it, a verified one (the most recently seen when several are), else the most recently
+   * seen one. "Seen" never lies after receipt time (header dates are clamped), so a forged Date
+   * cannot promote a key. Address-only contacts are not returned (as Delta Chat).
    */
   lookupIdByAddr(addr: string): number | undefined {
     const a = addr.trim().toLowerCase();
@@ -153,6 +155,7 @@ export class Contacts {
       return { id: ContactId.SELF, created: false, changed: false };
     }
     const name = peer.name?.trim() ?? "";
+    const seenAt = peer.seenAt === undefined ? undefined : this.#clamp(peer.seenAt);
     return this.ctx.tx.run((emit) => {
       const store = this.ctx.store.contacts;
       const known = store.byFingerprint(fingerprint);
@@ -162,7 +165,7 @@ export class Contacts {
           authName: name,
           fingerprint,
           publicKey: peer.publicKey,
-          lastSeen: peer.seenAt ?? 0,
+          lastSeen: seenAt ?? 0,
         });
         emit({ kind: "ContactsChanged", contactId: id });
         return { id, created: true, changed: true };
@@ -173,7 +176,7 @@ export class Contacts {
       if (!sameBytes(peer.publicKey, known.publicKey)) patch.publicKey = peer.publicKey;
       const changed = Object.keys(patch).length > 0;
       if (changed) store.update(known.id, patch);
-      if (peer.seenAt !== undefined) store.touch(known.id, peer.seenAt);
+      if (seenAt !== undefined) store.touch(known.id, seenAt);
       if (changed) emit({ kind: "ContactsChanged", contactId: known.id });
       return { id: known.id, created: false, changed };
     });
@@ -217,9 +220,14 @@ export class Contacts {
     });
   }
 
-  /** Moves a contact's `lastSeen` forward (no event). */
+  /** Moves a contact's `lastSeen` forward, never past now (no event). */
   touch(id: number, seenAt: number): void {
-    if (id > ContactId.LAST_SPECIAL) this.ctx.store.contacts.touch(id, seenAt);
+    if (id > ContactId.LAST_SPECIAL) this.ctx.store.contacts.touch(id, this.#clamp(seenAt));
+  }
+
+  /** `seconds`, but never later than the context's clock. */
+  #clamp(seconds: number): number {
+    return Math.min(seconds, nowSeconds(this.ctx));
   }
 
   /**

@@ -52,7 +52,7 @@ export interface ReadMail {
   readonly autocrypt?: AutocryptHeader;
   /** Valid `Autocrypt-Gossip` headers (only from encrypted, signed mail). */
   readonly gossip: readonly AutocryptHeader[];
-  /** Unix seconds of the Date header, 0 when missing or invalid. */
+  /** Unix seconds of the Date header, never later than receipt; 0 when missing or invalid. */
   readonly sentAt: number;
 }
 
@@ -66,6 +66,8 @@ export interface MailReaderDeps {
   readonly knownKeys: KnownKeys;
   /** Decompressed plaintext limit (zip bombs). */
   readonly maxPlaintextBytes?: number;
+  /** Receipt clock in Unix ms (default `Date.now`): no header date is later than this. */
+  readonly now?: () => number;
 }
 
 /** `<id>` → `id`; '' when missing. */
@@ -113,9 +115,14 @@ export function parseMailboxList(value: string | undefined): HeaderMailbox[] {
     .map(parseMailbox).filter((m) => m.addr.includes("@"));
 }
 
-function dateSeconds(value: string | undefined): number {
+/**
+ * Unix seconds of a Date header, clamped to the receipt time (`nowMs`): the sender's clock is
+ * the sender's word, and a date in the future must not make its mail (or key) look newest.
+ * 0 when missing or invalid.
+ */
+function dateSeconds(value: string | undefined, nowMs: number): number {
   const t = value ? Date.parse(value) : NaN;
-  return Number.isFinite(t) && t > 0 ? Math.floor(t / 1000) : 0;
+  return Number.isFinite(t) && t > 0 ? Math.floor(Math.min(t, nowMs) / 1000) : 0;
 }
 
 /** The armored payload of a `multipart/encrypted` mail, or undefined when it is not one. */
@@ -129,7 +136,7 @@ function encryptedPayload(outer: MimePart): string | undefined {
 }
 
 /** The Message-ID of mail too broken to parse, from its first 64 KiB, for the error record. */
-function sniffMessageId(raw: Uint8Array): string {
+export function sniffMessageId(raw: Uint8Array): string {
   const head = new TextDecoder().decode(raw.subarray(0, 65_536));
   return /^message-id:[ \t]*<?([^<>\s]{1,250})>?/im.exec(head)?.[1] ?? "";
 }
@@ -166,7 +173,7 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       encrypted: false,
       autocrypt: pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr),
       gossip: [],
-      sentAt: dateSeconds(outer.headers.get(Header.DATE)),
+      sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
     };
   }
   return await readEncrypted(armored, outer, outerFrom, messageId, deps, fail);
@@ -229,7 +236,10 @@ async function readEncrypted(
         g !== undefined
       )
       : [],
-    sentAt: dateSeconds(inner.headers.get(Header.DATE) ?? outer.headers.get(Header.DATE)),
+    sentAt: dateSeconds(
+      inner.headers.get(Header.DATE) ?? outer.headers.get(Header.DATE),
+      (deps.now ?? Date.now)(),
+    ),
   };
 }
 

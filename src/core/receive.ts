@@ -27,6 +27,7 @@ import {
   type ReadMail,
   readMail,
   senderKey,
+  sniffMessageId,
   stripAngles,
   UnreadableMailError,
 } from "./mail_reader.ts";
@@ -61,7 +62,12 @@ export interface ReceiveDeps {
 
 /** What became of one mail. */
 export type ReceiveOutcome =
-  | { kind: "message"; msgId: number; outcome: "created" | "duplicate" | "merged" }
+  | {
+    kind: "message";
+    msgId: number;
+    chatId: number;
+    outcome: "created" | "duplicate" | "merged";
+  }
   | { kind: "receipt"; changed: number }
   | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
   | { kind: "securejoin"; step: SecureJoinStep }
@@ -150,8 +156,16 @@ export class Receiver {
     return await this.#storeMessage(mail, assignment);
   }
 
-  #reject(raw: Uint8Array, reason: string, messageId: string): ReceiveOutcome {
-    this.deps.ctx.store.receiveErrors.add({ messageId, reason, raw });
+  /**
+   * Records a mail reception gave up on without reading it (too large, or failed too often):
+   * `head` is its start, `size` its whole length; the Message-ID comes from the head.
+   */
+  giveUp(head: Uint8Array, size: number, reason: string): ReceiveOutcome {
+    return this.#reject(head, reason, sniffMessageId(head), size);
+  }
+
+  #reject(raw: Uint8Array, reason: string, messageId: string, size?: number): ReceiveOutcome {
+    this.deps.ctx.store.receiveErrors.add({ messageId, reason, raw, size });
     log.warn("mail not accepted; recorded as a receive error", { messageId, reason });
     this.deps.ctx.tx.emit({ kind: "Warning", msg: `received mail not accepted: ${reason}` });
     return { kind: "rejected", reason };
@@ -243,7 +257,7 @@ export class Receiver {
       );
     const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
     const wantsReceipt = mail.headers.get(Header.EDGE_DELIVERY_RECEIPT_TO);
-    const result = this.deps.ctx.tx.run((): ReceiveOutcome => {
+    return this.deps.ctx.tx.run((): ReceiveOutcome => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
       for (const peer of gossip) this.#contacts.upsertPeerFromKey(peer);
       const target = this.#chatOf(mail, assignment, contact.id, prep, content.systemType);
@@ -275,9 +289,8 @@ export class Receiver {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
         this.deps.deliveryReceiptWanted?.(contact.id, mail.messageId);
       }
-      return { kind: "message", ...result };
+      return { kind: "message", chatId, ...result };
     });
-    return result;
   }
 }
 

@@ -3,6 +3,7 @@
  * 64-character base64 lines and always a CRC-24 checksum line (OpenPGP.js omits it for SEIPDv2,
  * and the relay's filter then refuses the mail). Pure: bytes in, text out, and back.
  */
+import { Buffer } from "node:buffer";
 
 const BEGIN = "-----BEGIN PGP MESSAGE-----";
 const END = "-----END PGP MESSAGE-----";
@@ -16,17 +17,27 @@ export class ArmorError extends Error {
   }
 }
 
-/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB). */
-export function crc24(bytes: Uint8Array): number {
-  let crc = 0xb704ce;
-  for (const b of bytes) {
-    crc ^= b << 16;
+/** CRC-24 of each byte value (the bitwise loop below, run once per byte value). */
+const CRC24_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let crc = n << 16;
     for (let i = 0; i < 8; i++) {
       crc <<= 1;
       if (crc & 0x1000000) crc ^= 0x1864cfb;
     }
+    table[n] = crc & 0xffffff;
   }
-  return crc & 0xffffff;
+  return table;
+})();
+
+/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte. */
+export function crc24(bytes: Uint8Array): number {
+  let crc = 0xb704ce;
+  for (let i = 0; i < bytes.length; i++) {
+    crc = ((crc << 8) & 0xffffff) ^ CRC24_TABLE[((crc >> 16) ^ bytes[i]) & 0xff];
+  }
+  return crc;
 }
 
 /** Standard base64 of `bytes`, built in blocks so large messages do not blow the call stack. */
@@ -44,10 +55,8 @@ export function fromBase64(text: string): Uint8Array {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) {
     throw new ArmorError("armor body is not valid base64");
   }
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+  const b = Buffer.from(text, "base64"); // native, straight to bytes (the text is checked above)
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
 function checksum(bytes: Uint8Array): string {

@@ -1,161 +1,104 @@
 /**
- * License status from `<dataDir>/license.json`: read at construction and on `reload()`, judged
- * against the clock on every call so a license expires while the daemon runs. Never throws.
+ * Judges a license against this device and a clock: the status (`no_license`, `active`,
+ * `grace_period`, `expired`, `clock_tampered`, `invalid`) and a reason a person can act on.
+ * Pure: the caller passes the clock and the stored high-water mark.
  */
-import { DataDirLayout, LicenseStatus } from "../constants.ts";
-import { describeError } from "../errors.ts";
-import { logger } from "../log.ts";
+import { LicenseStatus } from "../constants.ts";
+import type { LicenseClaims } from "./claims.ts";
 
-const log = logger("license");
+/** Clock drift tolerated before `clock_tampered` (NTP steps, the issuer's own clock). */
+export const CLOCK_TOLERANCE_MS = 5 * 60_000;
 
-/** License state consulted by the dispatch gate (`license: true` methods). */
-export interface LicenseSource {
-  /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
-  status(): string;
-  isActive(): boolean;
-  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
-  describe?(): Record<string, string | number | null>;
-}
+const DAY_MS = 86_400_000;
 
-/** Every status this source reports; `no_license` is the SPEC's, the others are ours. */
-export const LicenseState = {
-  NO_LICENSE: LicenseStatus.NO_LICENSE,
-  ACTIVE: LicenseStatus.ACTIVE,
-  EXPIRED: "expired",
-  INVALID: "invalid",
-} as const;
-export type LicenseState = typeof LicenseState[keyof typeof LicenseState];
-
-/** The public fields of a license file (it may hold more; those are never reported). */
-export interface LicenseRecord {
-  readonly id: string | null;
-  readonly type: string | null;
-  /** Expiry in Unix milliseconds. */
-  readonly expiresAt: number;
-  readonly maxDevices: number | null;
-}
-
-type Loaded =
+/** What the license file held. */
+export type LicenseFileState =
   | { readonly kind: "absent" }
-  | { readonly kind: "invalid"; readonly reason: string }
-  | { readonly kind: "record"; readonly record: LicenseRecord };
+  | { readonly kind: "unusable"; readonly reason: string }
+  | { readonly kind: "verified"; readonly claims: LicenseClaims };
 
-/** Test seams of `FileLicenseSource`. */
-export interface FileLicenseOptions {
-  /** Clock in Unix ms (default `Date.now`). */
-  readonly now?: () => number;
-  /** Reads a text file synchronously (default `Deno.readTextFileSync`). */
-  readonly readTextFile?: (path: string) => string;
+/** Everything the judgment depends on. */
+export interface LicenseFacts {
+  readonly file: LicenseFileState;
+  /** This device's license device id. */
+  readonly deviceId: string;
+  /** The clock now, Unix ms. */
+  readonly now: number;
+  /** The latest clock value this gateway recorded (never decreases), if any. */
+  readonly highWater?: number;
+  /** The issue time of the latest copy of this license deactivated on this device, if any. */
+  readonly deactivatedIssuedAt?: number;
 }
 
-/**
- * Parses license JSON. Accepted: an object with `expires_at` as an ISO 8601 string or Unix
- * seconds, optional `id`/`license_id`, `type`/`license_type` (strings), `max_devices` (integer).
- * Returns the record, or a reason why the text is not a license.
- */
-export function parseLicense(text: string): LicenseRecord | string {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    return `not valid JSON (${describeError(err)})`;
+/** A status and why. */
+export interface LicenseVerdict {
+  readonly status: LicenseStatus;
+  readonly reason: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The status of the license described by `facts`, first failing check first. */
+export function judgeLicense(facts: LicenseFacts): LicenseVerdict {
+  const { file, now } = facts;
+  if (file.kind === "absent") {
+    return { status: LicenseStatus.NO_LICENSE, reason: "no license is installed" };
   }
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return "not a JSON object";
-  const o = raw as Record<string, unknown>;
-  const expiresAt = typeof o.expires_at === "number" && Number.isFinite(o.expires_at)
-    ? o.expires_at * 1000
-    : typeof o.expires_at === "string"
-    ? Date.parse(o.expires_at)
-    : NaN;
-  if (Number.isNaN(expiresAt) || Math.abs(expiresAt) > 8.64e15) {
-    return "expires_at is missing or is neither an ISO 8601 date nor Unix seconds";
+  if (file.kind === "unusable") return { status: LicenseStatus.INVALID, reason: file.reason };
+  const c = file.claims;
+  if (c.device !== facts.deviceId) {
+    return {
+      status: LicenseStatus.INVALID,
+      reason: `license ${c.id} is bound to another device (${c.device.slice(0, 12)}…), ` +
+        `not this one (${facts.deviceId.slice(0, 12)}…)`,
+    };
   }
-  const str = (...keys: string[]) => {
-    const v = keys.map((k) => o[k]).find((x) => typeof x === "string" || typeof x === "number");
-    return v === undefined ? null : String(v);
-  };
-  const devices = o.max_devices;
+  if (facts.deactivatedIssuedAt !== undefined && c.issuedAt <= facts.deactivatedIssuedAt) {
+    return {
+      status: LicenseStatus.NO_LICENSE,
+      reason: `license ${c.id} was deactivated on this device; the file is kept for inspection ` +
+        "only",
+    };
+  }
+  if (c.revoked) {
+    return { status: LicenseStatus.INVALID, reason: `license ${c.id} was revoked by its issuer` };
+  }
+  if (now < c.issuedAt - CLOCK_TOLERANCE_MS) {
+    return {
+      status: LicenseStatus.CLOCK_TAMPERED,
+      reason: `the system clock (${iso(now)}) is earlier than the license's issue time ` +
+        `(${iso(c.issuedAt)}); correct the clock`,
+    };
+  }
+  if (facts.highWater !== undefined && now < facts.highWater - CLOCK_TOLERANCE_MS) {
+    return {
+      status: LicenseStatus.CLOCK_TAMPERED,
+      reason: `the system clock (${iso(now)}) is earlier than a time this gateway already saw ` +
+        `(${iso(facts.highWater)}); the clock was set back: correct it`,
+    };
+  }
+  if (now < c.expiresAt) {
+    return {
+      status: LicenseStatus.ACTIVE,
+      reason: `license ${c.id} is valid until ${iso(c.expiresAt)}`,
+    };
+  }
+  const graceEnd = c.expiresAt + c.graceDays * DAY_MS;
+  if (now < graceEnd) {
+    return {
+      status: LicenseStatus.GRACE_PERIOD,
+      reason: `license ${c.id} expired at ${iso(c.expiresAt)}; its grace period ends at ` +
+        `${iso(graceEnd)}: renew it, then run license sync`,
+    };
+  }
   return {
-    id: str("id", "license_id"),
-    type: str("type", "license_type"),
-    expiresAt,
-    maxDevices: typeof devices === "number" && Number.isInteger(devices) ? devices : null,
+    status: LicenseStatus.EXPIRED,
+    reason: `license ${c.id} expired at ${iso(c.expiresAt)}` +
+      (c.graceDays > 0 ? ` and its grace period ended at ${iso(graceEnd)}` : ""),
   };
 }
 
-/** A `LicenseSource` backed by the license file in the data directory. */
-export class FileLicenseSource implements LicenseSource {
-  /** Absolute path of the license file. */
-  readonly path: string;
-  readonly #now: () => number;
-  readonly #read: (path: string) => string;
-  #loaded: Loaded = { kind: "absent" };
-
-  constructor(dataDir: string, options: FileLicenseOptions = {}) {
-    this.path = `${dataDir}/${DataDirLayout.LICENSE_FILE}`;
-    this.#now = options.now ?? Date.now;
-    this.#read = options.readTextFile ?? Deno.readTextFileSync;
-    this.reload();
-  }
-
-  /** Re-reads the license file (after activation, sync or deactivation). */
-  reload(): void {
-    let text: string;
-    try {
-      text = this.#read(this.path);
-    } catch (err) {
-      if (err instanceof Deno.errors.NotFound) {
-        this.#loaded = { kind: "absent" };
-        return;
-      }
-      this.#loaded = { kind: "invalid", reason: `cannot be read (${describeError(err)})` };
-      log.warn("license file is unusable", { path: this.path, reason: this.#loaded.reason });
-      return;
-    }
-    const parsed = parseLicense(text);
-    this.#loaded = typeof parsed === "string"
-      ? { kind: "invalid", reason: parsed }
-      : { kind: "record", record: parsed };
-    if (typeof parsed === "string") {
-      log.warn("license file is unusable", { path: this.path, reason: parsed });
-    }
-  }
-
-  /** `no_license`, `active`, `expired` or `invalid`. */
-  status(): LicenseState {
-    switch (this.#loaded.kind) {
-      case "absent":
-        return LicenseState.NO_LICENSE;
-      case "invalid":
-        return LicenseState.INVALID;
-      case "record":
-        return this.#loaded.record.expiresAt > this.#now()
-          ? LicenseState.ACTIVE
-          : LicenseState.EXPIRED;
-    }
-  }
-
-  /** True only while a well-formed license has not expired. */
-  isActive(): boolean {
-    return this.status() === LicenseState.ACTIVE;
-  }
-
-  /** The loaded record, if the file held one (expired or not). */
-  record(): LicenseRecord | undefined {
-    return this.#loaded.kind === "record" ? this.#loaded.record : undefined;
-  }
-
-  /** Status plus public fields, as `license_status` reports them. */
-  describe(): Record<string, string | number | null> {
-    const out: Record<string, string | number | null> = { status: this.status() };
-    if (this.#loaded.kind === "invalid") out.reason = `license file ${this.#loaded.reason}`;
-    if (this.#loaded.kind === "record") {
-      const r = this.#loaded.record;
-      out.license_id = r.id;
-      out.license_type = r.type;
-      out.expires_at = new Date(r.expiresAt).toISOString();
-      out.max_devices = r.maxDevices;
-    }
-    return out;
-  }
+/** True for the statuses under which gated methods run (`active`, `grace_period`). */
+export function permitsGatedCalls(status: string): boolean {
+  return status === LicenseStatus.ACTIVE || status === LicenseStatus.GRACE_PERIOD;
 }

@@ -77,9 +77,9 @@ export function prepareAccountsDir(dataDir: string): AccountPaths {
   }
   const created = statIfExists(indexPath) === undefined;
   if (created) {
-    if (statIfExists(`${dataDir}/${DataDirLayout.LICENSE_FILE}`) !== undefined) {
-      throw notEmpty(dataDir, [DataDirLayout.LICENSE_FILE]);
-    }
+    const licenses = [DataDirLayout.LICENSE_FILE, DataDirLayout.LEGACY_LICENSE_FILE]
+      .filter((name) => statIfExists(`${dataDir}/${name}`) !== undefined);
+    if (licenses.length > 0) throw notEmpty(dataDir, licenses);
     const foreign = someEntries(accountsDir);
     if (foreign.length > 0) throw notEmpty(accountsDir, foreign);
   }

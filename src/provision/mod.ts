@@ -3,10 +3,11 @@
  * A restart with everything stored does no network work and finishes in milliseconds.
  */
 import type { GatewayConfig } from "../config.ts";
-import { DataDirLayout } from "../constants.ts";
 import { generateAccountKey } from "../crypto/keygen.ts";
 import { describeError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
+import { type LicenseStartDeps, startLicense } from "../license/start.ts";
+import type { LicenseManager } from "../license/manager.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, Store } from "../store/mod.ts";
 import type { ServerParams } from "../transport/server_params.ts";
@@ -38,6 +39,8 @@ export interface ProvisionDeps extends LoginCheckers {
   readonly probeTimeoutMs: number;
   readonly loginTimeoutMs: number;
   readonly registerTimeoutMs: number;
+  /** Seams of the license step (default: this machine's keys and fingerprint, `fetch`). */
+  readonly license?: LicenseStartDeps;
   /** Where the device fingerprint's MAC and machine id come from (default: this machine). */
   readonly fingerprintSources?: FingerprintSources;
 }
@@ -60,6 +63,9 @@ export interface ProvisionResult {
   readonly device: StoredDeviceFingerprint;
   /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
+  /** The license (step 3); the caller retries `licenseRetryUrl` in the background if set. */
+  readonly license: LicenseManager;
+  readonly licenseRetryUrl?: string;
   /** Duration of each step in ms, by step name. */
   readonly timings: Readonly<Record<string, number>>;
 }
@@ -133,7 +139,17 @@ export async function provision(
       "device fingerprint",
       () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
     );
-    await step(timings, 3, "license", () => licenseStep(config));
+    const license = await step(
+      timings,
+      3,
+      "license",
+      () =>
+        startLicense(config, db.config, {
+          fetch: deps.fetch,
+          fingerprint: device.fingerprint,
+          ...deps.license,
+        }),
+    );
     const account = await step(
       timings,
       4,
@@ -166,6 +182,8 @@ export async function provision(
       fingerprint: key.fingerprint,
       device,
       firstBoot: account.registered,
+      license: license.manager,
+      licenseRetryUrl: license.retryUrl,
       timings,
     };
   } catch (err) {
@@ -189,19 +207,6 @@ function openStore(path: string): Store {
         cause,
       },
     );
-  }
-}
-
-/** Step 3: this build has no license activation; say clearly why it is skipped. */
-function licenseStep(config: GatewayConfig): void {
-  let present = false;
-  try {
-    present = Deno.statSync(`${config.dataDir}/${DataDirLayout.LICENSE_FILE}`).isFile;
-  } catch { /* absent */ }
-  if (present) log.info("license file present; skipping");
-  else if (config.licenseUrl === undefined) log.info("no EDGE_LICENSE_URL; skipping");
-  else {
-    log.warn("license activation not available in this build; skipping (EDGE_LICENSE_URL ignored)");
   }
 }
 

@@ -8,6 +8,10 @@ export const ConfigKey = {
   DISPLAY_NAME: "displayname",
   SERVER_PARAMS: "server_params",
   CONFIGURED_AT: "configured_at",
+  /** The latest wall-clock time (ms) the license check saw; never decreases. */
+  LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
+  /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
+  LICENSE_DEACTIVATED: "license_deactivated",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 

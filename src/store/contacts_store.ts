@@ -97,10 +97,15 @@ export class ContactsStore {
     return toRecord(this.db.get<ContactRow>(`${SELECT} WHERE fingerprint = ?`, fingerprint));
   }
 
-  /** Key-contacts using this (lower-case) address, most recently seen first. */
+  /**
+   * Key-contacts using this (lower-case) address: verified ones first, then most recently seen
+   * first (then newest row), so an unverified key claiming a verified contact's address never
+   * comes first.
+   */
   keyContactsByAddr(addr: string): ContactRecord[] {
     return this.db.all<ContactRow>(
-      `${SELECT} WHERE addr = ? AND fingerprint <> '' ORDER BY last_seen DESC, id DESC`,
+      `${SELECT} WHERE addr = ? AND fingerprint <> '' ` +
+        "ORDER BY verified DESC, last_seen DESC, id DESC",
       addr,
     ).map((r) => toRecord(r)!);
   }

@@ -15,7 +15,13 @@ export class Db {
   #depth = 0;
   #closed = false;
 
-  constructor(path: string) {
+  /** Opens (and migrates) `path`; `readOnly` opens an existing database as it is, for reading. */
+  constructor(path: string, options: { readonly readOnly?: boolean } = {}) {
+    if (options.readOnly) {
+      this.#db = new DatabaseSync(path, { readOnly: true });
+      this.#db.exec("PRAGMA busy_timeout = 5000");
+      return;
+    }
     this.#db = new DatabaseSync(path);
     this.#db.exec("PRAGMA journal_mode = WAL");
     // FULL: every commit is on disk before it returns. Edge boxes lose power; a message is

@@ -198,7 +198,22 @@ export const MIGRATIONS: readonly string[] = [
     reserved INTEGER NOT NULL
   ) STRICT;
   `,
-  // 8: groups as Delta Chat keeps them: members with the times they were added and removed
+  // 8: attempts at mails still in INBOX (UIDVALIDITY:UID), counted before each try, so a mail
+  // that keeps failing or kills the process is given up on instead of blocking reception.
+  `
+  CREATE TABLE receive_attempts (
+    mail_key TEXT PRIMARY KEY,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    updated_at INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  `,
+  // 9: contacts "seen" in the future (a forged Date header, before header dates were clamped to
+  // receipt time) come back to the present, so such a key no longer sorts first for its address.
+  `
+  UPDATE contacts SET last_seen = unixepoch() WHERE last_seen > unixepoch();
+  `,
+  // 10: groups as Delta Chat keeps them: members with the times they were added and removed
   // (a member while added >= removed; past members stay listed), the time of the group name
   // and avatar (a newer one wins), whether the group was announced yet, and when its members'
   // keys were last gossiped.

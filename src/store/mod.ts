@@ -9,6 +9,7 @@ import { OutboxStore } from "./outbox_store.ts";
 import { ReceiptsStore } from "./receipts_store.ts";
 import { ReactionsStore } from "./reactions_store.ts";
 import { OwedReceiptsStore } from "./owed_receipts_store.ts";
+import { ReceiveAttemptsStore } from "./receive_attempts_store.ts";
 import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
 import { EventsStore } from "./events_store.ts";
@@ -39,6 +40,7 @@ export class Store {
   readonly owedReceipts: OwedReceiptsStore;
   readonly reactions: ReactionsStore;
   readonly receiveErrors: ReceiveErrorsStore;
+  readonly receiveAttempts: ReceiveAttemptsStore;
   readonly securejoin: SecureJoinStore;
   readonly events: EventsStore;
 
@@ -53,6 +55,7 @@ export class Store {
     this.owedReceipts = new OwedReceiptsStore(db);
     this.reactions = new ReactionsStore(db);
     this.receiveErrors = new ReceiveErrorsStore(db);
+    this.receiveAttempts = new ReceiveAttemptsStore(db);
     this.securejoin = new SecureJoinStore(db);
     this.events = new EventsStore(db);
   }
@@ -60,6 +63,11 @@ export class Store {
   /** Opens (and migrates) the database at `path`. */
   static open(path: string): Store {
     return new Store(new Db(path));
+  }
+
+  /** Opens an existing database for reading only (no migration; writes fail). */
+  static openReadOnly(path: string): Store {
+    return new Store(new Db(path, { readOnly: true }));
   }
 
   /** Number of chat messages stored (get_info `n_msgs_in_db`). */

@@ -27,7 +27,10 @@ export interface ReceiveErrorRecord {
 export interface NewReceiveError {
   readonly messageId?: string;
   readonly reason: string;
+  /** The raw mail, or only its start when `size` says it is longer (then not kept). */
   readonly raw: Uint8Array;
+  /** Size of the whole mail when `raw` is only its start (default `raw.byteLength`). */
+  readonly size?: number;
 }
 
 interface Row {
@@ -45,13 +48,14 @@ export class ReceiveErrorsStore {
 
   /** Records a failure (raw bytes only up to the limit), prunes old records, returns the id. */
   add(e: NewReceiveError): number {
-    const raw = e.raw.byteLength <= RECEIVE_ERROR_RAW_LIMIT ? e.raw : null;
+    const size = Math.max(e.size ?? 0, e.raw.byteLength);
+    const raw = size === e.raw.byteLength && size <= RECEIVE_ERROR_RAW_LIMIT ? e.raw : null;
     return this.db.tx(() => {
       const id = this.db.run(
         "INSERT INTO receive_errors (message_id, reason, size, raw) VALUES (?, ?, ?, ?)",
         e.messageId ?? "",
         e.reason,
-        e.raw.byteLength,
+        size,
         raw,
       ).lastId;
       this.db.run("DELETE FROM receive_errors WHERE id <= ?", id - RECEIVE_ERROR_KEEP);

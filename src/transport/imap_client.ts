@@ -9,6 +9,12 @@ import { tlsOptionsFor } from "./tls_options.ts";
 /** Connection timeouts in ms. */
 export const IMAP_TIMEOUTS = { connect: 10_000, greeting: 10_000, socket: 60_000 } as const;
 
+/**
+ * Largest literal the client accepts (imapflow's default is 1 GiB): above the drain's largest
+ * fetched mail (inbox_drain.ts), so a server announcing more fails the connection, not memory.
+ */
+export const IMAP_MAX_LITERAL_BYTES = 64 * 1024 * 1024;
+
 /** The imapflow options for `endpoint` (exported for tests; the password is only put in here). */
 export function imapOptions(endpoint: Endpoint, password: string): ImapFlowOptions {
   const tls = tlsOptionsFor(endpoint.host);
@@ -34,6 +40,8 @@ export function imapOptions(endpoint: Endpoint, password: string): ImapFlowOptio
     connectionTimeout: IMAP_TIMEOUTS.connect,
     greetingTimeout: IMAP_TIMEOUTS.greeting,
     socketTimeout: IMAP_TIMEOUTS.socket,
+    maxLiteralSize: IMAP_MAX_LITERAL_BYTES,
+    maxResponseSize: 2 * IMAP_MAX_LITERAL_BYTES,
     clientInfo: { name: "edge-gateway" },
   };
 }

@@ -1,13 +1,14 @@
 /**
  * Keeps one IMAP connection to INBOX alive with IDLE: reports connectivity (2000 connecting,
  * 4000 connected, 1000 after a drop), reconnects with jittered exponential back-off, sends a NOOP
- * heartbeat that also re-issues IDLE, and tells listeners when new mail exists. Never throws.
+ * heartbeat that also re-issues IDLE, tells listeners when new mail exists and drains INBOX into
+ * reception one mail at a time between IDLEs (inbox_drain.ts). Never throws.
  */
 import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { createImapClient, imapReason } from "./imap_client.ts";
-import { type DeliverMail, drainInbox } from "./inbox_drain.ts";
+import { type DrainLimits, InboxDrain, type KeepAlive, type MailSink } from "./inbox_drain.ts";
 import { describeEndpoint, type ServerParams } from "./server_params.ts";
 
 const log = logger("imap");
@@ -28,14 +29,18 @@ export interface ImapLoopOptions {
   readonly events: EventSink;
   /** A first new-mail listener (more via {@link ImapLoop.onNewMail}). */
   readonly onNewMail?: NewMailListener;
-  /** When set, every message is handed to it and deleted once it resolved (see inbox_drain.ts). */
-  readonly deliver?: DeliverMail;
+  /** When set, INBOX is drained into it, one mail at a time (see inbox_drain.ts). */
+  readonly reception?: MailSink;
+  /** Limits of the drain (default `DEFAULT_DRAIN_LIMITS`). */
+  readonly drainLimits?: DrainLimits;
   /**
    * Heartbeat interval while idle (default 10 s): IDLE is broken, a NOOP must answer within
    * `heartbeatTimeoutMs` (default 5 s), and IDLE is issued again — so IDLE never runs longer than
    * this (servers may end an IDLE after 30 min) and a hung relay or a silently dead link is
    * noticed within 15 s. A relay whose process dies closes the socket: noticed at once (measured
-   * ~20 ms), without the heartbeat.
+   * ~20 ms), without the heartbeat. While a mail is being processed the same NOOP runs at the
+   * same interval (the drain's own commands are never queued behind a heartbeat, nor it behind
+   * them).
    */
   readonly heartbeatMs?: number;
   readonly heartbeatTimeoutMs?: number;
@@ -161,10 +166,11 @@ export class ImapLoop {
       "error",
       (err: unknown) => log.warn("IMAP connection error", { error: imapReason(err) }),
     );
-    const drain = this.#drainer(client);
+    const inbox: InboxState = { pending: true, wake: () => {} };
     client.on("exists", (d: { count: number }) => {
       this.#notify(d.count);
-      drain();
+      inbox.pending = true;
+      inbox.wake();
     });
     let wasConnected = false;
     try {
@@ -175,8 +181,7 @@ export class ImapLoop {
       this.#opts.events.publish({ kind: "ImapConnected", msg: `IMAP connected to ${server}` });
       log.info("connected", { server, ms: Math.round(performance.now() - t0), exists: box.exists });
       this.#notify(box.exists);
-      drain();
-      await this.#idleLoop(client, signal, closedP, () => closed);
+      await this.#serve(client, signal, inbox, closedP, () => closed);
       if (!signal.aborted) log.warn("IMAP connection lost", { server });
     } catch (err) {
       if (!signal.aborted) log.warn("IMAP session failed", { server, error: imapReason(err) });
@@ -187,57 +192,49 @@ export class ImapLoop {
     return wasConnected;
   }
 
-  /** A trigger that runs inbox passes one at a time, with one more pass if mail came meanwhile. */
-  #drainer(client: Client): () => void {
-    const deliver = this.#opts.deliver;
-    if (!deliver) return () => {};
-    const skip = new Set<number>();
-    let running = false;
-    let again = false;
-    const run = async () => {
-      running = true;
-      try {
-        do {
-          again = false;
-          while (await drainInbox(client, deliver, skip) > 0) { /* until a pass finds nothing */ }
-        } while (again);
-      } catch (err) {
-        log.warn("inbox pass failed", { error: imapReason(err) });
-      } finally {
-        running = false;
-      }
-    };
-    return () => {
-      if (running) again = true;
-      else void run();
-    };
-  }
-
-  /** IDLE until the heartbeat, then NOOP; returns when the connection is gone or on abort. */
-  async #idleLoop(
+  /**
+   * The connected loop, one thing at a time on the connection: drain INBOX when mail is pending
+   * (no heartbeat queues behind that work: it keeps the connection alive itself), else IDLE until
+   * new mail, the heartbeat or a due retry, then a NOOP that must answer within the timeout.
+   * Returns when the connection is gone or on abort; throws when draining fails.
+   */
+  async #serve(
     client: Client,
     signal: AbortSignal,
+    inbox: InboxState,
     closedP: Promise<void>,
     isClosed: () => boolean,
   ): Promise<void> {
     const heartbeat = Math.min(this.#opts.heartbeatMs ?? 10_000, MAX_IDLE_MS);
     const answerWithin = this.#opts.heartbeatTimeoutMs ?? 5_000;
+    const reception = this.#opts.reception;
+    const drain = reception && new InboxDrain(reception, this.#opts.drainLimits);
+    const stopped = () => signal.aborted || isClosed();
+    const keepAlive = this.#keepAlive(client, {
+      everyMs: heartbeat,
+      answerWithin,
+      closedP,
+      stopped,
+    });
     const aborted = new Promise<void>((r) =>
       signal.addEventListener("abort", () => r(), { once: true })
     );
-    while (!signal.aborted && !isClosed()) {
+    while (!stopped()) {
+      if (drain && inbox.pending) {
+        inbox.pending = false;
+        await drain.drain(client, keepAlive, stopped);
+        continue;
+      }
       // Each round's timers end with the round (`tick`), so none outlive a short IDLE.
       const tick = new AbortController();
       const roundSignal = AbortSignal.any([signal, tick.signal]);
+      const woken = new Promise<void>((r) => inbox.wake = r);
       const idle = client.idle().catch(() => undefined);
-      await Promise.race([idle, sleep(heartbeat, roundSignal), closedP, aborted]);
-      if (signal.aborted || isClosed()) return tick.abort();
-      const noop = client.noop().then(() => "ok" as const, () => "failed" as const);
-      const outcome = await Promise.race([
-        noop,
-        sleep(answerWithin, roundSignal).then(() => "timeout" as const),
-        closedP.then(() => "closed" as const),
-      ]);
+      const wait = Math.min(heartbeat, drain?.nextRetryIn() ?? Infinity);
+      await Promise.race([idle, sleep(wait, roundSignal), closedP, aborted, woken]);
+      inbox.wake = () => {};
+      if (stopped()) return tick.abort();
+      const outcome = await noopWithin(client, answerWithin, roundSignal, closedP);
       tick.abort();
       if (outcome !== "ok") {
         if (!signal.aborted) {
@@ -245,6 +242,62 @@ export class ImapLoop {
         }
         return;
       }
+      if (drain && drain.nextRetryIn() === 0) inbox.pending = true;
     }
   }
+
+  /**
+   * Wraps long work (one mail's processing) with a NOOP every `everyMs` while it runs: the
+   * server sees a live client and a dead link is noticed; a NOOP that does not answer within
+   * `answerWithin` closes the connection (the work still finishes and commits; the mail is not
+   * deleted and comes back as a duplicate after the reconnect).
+   */
+  #keepAlive(
+    client: Client,
+    o: { everyMs: number; answerWithin: number; closedP: Promise<void>; stopped: () => boolean },
+  ): KeepAlive {
+    const { everyMs, answerWithin, closedP, stopped } = o;
+    return async <T>(work: Promise<T>): Promise<T> => {
+      const done = new AbortController();
+      (async () => {
+        while (!done.signal.aborted && !stopped()) {
+          await sleep(everyMs, done.signal);
+          if (done.signal.aborted || stopped()) return;
+          const outcome = await noopWithin(client, answerWithin, done.signal, closedP);
+          if (outcome === "ok") log.debug("keep-alive NOOP answered during long processing");
+          else if (!done.signal.aborted && !stopped()) {
+            log.warn("IMAP keep-alive failed; dropping the connection", { outcome });
+            client.close();
+            return;
+          }
+        }
+      })();
+      try {
+        return await work;
+      } finally {
+        done.abort();
+      }
+    };
+  }
+}
+
+/** Whether INBOX has mail to drain, and how to wake the loop from IDLE when it has. */
+interface InboxState {
+  pending: boolean;
+  wake: () => void;
+}
+
+/** A NOOP raced against `answerWithin` and the connection's close. */
+async function noopWithin(
+  client: Client,
+  answerWithin: number,
+  signal: AbortSignal,
+  closedP: Promise<void>,
+): Promise<"ok" | "failed" | "timeout" | "closed"> {
+  const noop = client.noop().then(() => "ok" as const, () => "failed" as const);
+  return await Promise.race([
+    noop,
+    sleep(answerWithin, signal).then(() => "timeout" as const),
+    closedP.then(() => "closed" as const),
+  ]);
 }

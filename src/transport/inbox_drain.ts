@@ -1,51 +1,188 @@
 /**
- * Hands every message in INBOX to a delivery callback, one at a time, and deletes a message only
- * after its callback resolved (the callback commits it to the store first). A callback that
- * throws keeps its message on the server, is logged, and does not block the messages after it.
+ * Drains INBOX one message at a time: lists UIDs and sizes, then per message counts an attempt,
+ * fetches that one body, hands it to reception and deletes it only once reception resolved (it
+ * committed first). Memory holds one mail at a time; a mail that keeps failing is given up on.
  */
 import { logger } from "../log.ts";
 import type { createImapClient } from "./imap_client.ts";
 
 const log = logger("imap");
 
-/** Receives one raw message; resolving means "stored, safe to delete". */
-export type DeliverMail = (raw: Uint8Array, uid: number) => Promise<void>;
+type Client = ReturnType<typeof createImapClient>;
 
-/** Most messages fetched per pass (the rest follow in the next pass). */
-export const DRAIN_BATCH = 100;
+/** One message in INBOX, as listed before its body is fetched. */
+export interface InboxMessage {
+  readonly uid: number;
+  /** INBOX's UIDVALIDITY: with `uid`, names the message across connections and restarts. */
+  readonly uidValidity: string;
+  /** RFC822.SIZE in bytes. */
+  readonly size: number;
+}
+
+/** What the drain hands mail to (implemented by the core; the transport never imports it). */
+export interface MailSink {
+  /**
+   * Durably counts an attempt at `msg` before its body is fetched and returns the number of
+   * attempts made before this one (so a mail that killed the process while being processed is
+   * counted too).
+   */
+  begin(msg: InboxMessage): number;
+  /** Receives one raw message; resolving means "committed (or recorded), safe to delete". */
+  deliver(raw: Uint8Array, msg: InboxMessage): Promise<void>;
+  /** Notes why an attempt failed (for the record made when the drain gives up). */
+  failed(msg: InboxMessage, reason: string): void;
+  /**
+   * Records a mail the drain gives up on (too large, or failed too often). `head` is the start of
+   * the mail (all of it when `head.length === msg.size`). Resolving means "safe to delete".
+   */
+  giveUp(msg: InboxMessage, reason: string, head: Uint8Array): Promise<void>;
+}
+
+/** Limits of the drain. */
+export interface DrainLimits {
+  /** Mails larger than this are recorded and deleted without being fetched. */
+  readonly maxMailBytes: number;
+  /** Attempts (failures or deaths while processing) before a mail is given up on. */
+  readonly maxAttempts: number;
+  /** Wait before the first retry of a failed mail; each further retry waits 4 times longer. */
+  readonly retryBaseMs: number;
+  /** Messages listed per pass (the rest follow in the next pass). */
+  readonly listLimit: number;
+}
 
 /**
- * One pass over INBOX. `skip` holds UIDs whose delivery failed in this connection, so a bad
- * message is not retried in a loop (it is retried after a reconnect or restart).
- * Returns the number of messages delivered and deleted.
+ * Defaults: the chatmail relay's own limit is 30 MiB (Postfix `message_size_limit`), so 40 MiB
+ * leaves room for headers the relay adds and refuses only mail no relay would have delivered.
  */
-export async function drainInbox(
-  client: ReturnType<typeof createImapClient>,
-  deliver: DeliverMail,
-  skip: Set<number>,
-): Promise<number> {
-  await client.noop(); // refresh the EXISTS count imapflow answers from
-  if (!client.mailbox || client.mailbox.exists === 0) return 0;
-  const fetched: { uid: number; source: Uint8Array }[] = [];
-  for await (const msg of client.fetch("1:*", { uid: true, source: true })) {
-    if (skip.has(msg.uid) || !msg.source) continue;
-    fetched.push({ uid: msg.uid, source: new Uint8Array(msg.source) });
-    if (fetched.length >= DRAIN_BATCH) break;
+export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
+  maxMailBytes: 40 * 1024 * 1024,
+  maxAttempts: 3,
+  retryBaseMs: 60_000,
+  listLimit: 500,
+};
+
+/** Bytes of a given-up mail fetched for its record (Message-ID, and the raw mail when small). */
+export const GIVE_UP_HEAD_BYTES = 256 * 1024;
+
+/** Keeps the connection alive while one mail is being processed (see {@link InboxDrain}). */
+export type KeepAlive = <T>(work: Promise<T>) => Promise<T>;
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function bytesOf(source: Uint8Array | undefined): Uint8Array {
+  if (source === undefined) return new Uint8Array();
+  // imapflow hands a Buffer: view its bytes instead of copying a mail of many megabytes.
+  return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+}
+
+/**
+ * The drain of one IMAP connection. Failed mails wait (`retryBaseMs`, ×4 each time) before the
+ * next attempt; that schedule lasts for the connection, the attempt count lasts in the store.
+ */
+export class InboxDrain {
+  readonly #retryAt = new Map<number, number>();
+
+  constructor(
+    private readonly sink: MailSink,
+    private readonly limits: DrainLimits = DEFAULT_DRAIN_LIMITS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Milliseconds until a failed mail may be retried (Infinity when none waits). */
+  nextRetryIn(): number {
+    let next = Infinity;
+    for (const at of this.#retryAt.values()) next = Math.min(next, at - this.now());
+    return Math.max(0, next);
   }
-  const done: number[] = [];
-  for (const { uid, source } of fetched) {
-    try {
-      await deliver(source, uid);
-      done.push(uid);
-    } catch (err) {
-      skip.add(uid);
-      log.warn("could not process a message; it stays on the server", {
-        uid,
-        bytes: source.length,
-        error: err instanceof Error ? err.message : String(err),
-      });
+
+  /** Runs passes until one handles nothing; returns how many mails were delivered or given up. */
+  async drain(client: Client, keepAlive: KeepAlive, stopped: () => boolean): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.#pass(client, keepAlive, stopped);
+      total += n;
+      if (n === 0 || stopped()) return total;
     }
   }
-  if (done.length > 0) await client.messageDelete(done.join(","), { uid: true });
-  return done.length;
+
+  async #pass(client: Client, keepAlive: KeepAlive, stopped: () => boolean): Promise<number> {
+    const box = client.mailbox;
+    if (!box || box.exists === 0) return 0;
+    const uidValidity = String(box.uidValidity);
+    const listed: InboxMessage[] = [];
+    const range = `1:${Math.min(box.exists, this.limits.listLimit)}`;
+    for await (const m of client.fetch(range, { uid: true, size: true })) {
+      listed.push({ uid: m.uid, uidValidity, size: m.size ?? 0 });
+    }
+    if (box.exists <= this.limits.listLimit) {
+      // Mail that left INBOX some other way waits for no retry.
+      const present = new Set(listed.map((m) => m.uid));
+      for (const uid of this.#retryAt.keys()) if (!present.has(uid)) this.#retryAt.delete(uid);
+    }
+    let handled = 0;
+    for (const msg of listed) {
+      if (stopped()) break;
+      const due = this.#retryAt.get(msg.uid);
+      if (due !== undefined && due > this.now()) continue;
+      if (await this.#one(client, msg, keepAlive)) handled++;
+    }
+    return handled;
+  }
+
+  /** Handles one message; true when it was delivered or given up (and deleted). */
+  async #one(client: Client, msg: InboxMessage, keepAlive: KeepAlive): Promise<boolean> {
+    const { maxMailBytes, maxAttempts } = this.limits;
+    if (msg.size > maxMailBytes) {
+      return await this.#giveUp(client, msg, `larger than ${maxMailBytes} bytes`);
+    }
+    const before = this.sink.begin(msg);
+    if (before >= maxAttempts) {
+      return await this.#giveUp(client, msg, `not processed after ${before} attempts`);
+    }
+    const fetched = await client.fetchOne(String(msg.uid), { uid: true, source: true }, {
+      uid: true,
+    });
+    if (fetched === false || fetched.source === undefined) return false; // expunged meanwhile
+    try {
+      await keepAlive(this.sink.deliver(bytesOf(fetched.source), msg));
+    } catch (err) {
+      const reason = reasonOf(err);
+      this.sink.failed(msg, reason);
+      const attempts = before + 1;
+      log.warn("could not process a message; it stays on the server", {
+        uid: msg.uid,
+        bytes: msg.size,
+        attempt: attempts,
+        error: reason,
+      });
+      if (attempts >= maxAttempts) {
+        return await this.#giveUp(client, msg, `failed ${attempts} times: ${reason}`);
+      }
+      this.#retryAt.set(msg.uid, this.now() + this.limits.retryBaseMs * 4 ** (attempts - 1));
+      return false;
+    }
+    this.#retryAt.delete(msg.uid);
+    await client.messageDelete(String(msg.uid), { uid: true });
+    return true;
+  }
+
+  async #giveUp(client: Client, msg: InboxMessage, reason: string): Promise<boolean> {
+    const head = await client.fetchOne(
+      String(msg.uid),
+      { uid: true, source: { start: 0, maxLength: GIVE_UP_HEAD_BYTES } },
+      { uid: true },
+    );
+    if (head === false) return false;
+    await this.sink.giveUp(msg, reason, bytesOf(head.source));
+    log.warn("gave up on a message; recorded as a receive error and deleted", {
+      uid: msg.uid,
+      bytes: msg.size,
+      reason,
+    });
+    this.#retryAt.delete(msg.uid);
+    await client.messageDelete(String(msg.uid), { uid: true });
+    return true;
+  }
 }

@@ -2,15 +2,20 @@
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-/** The flags scripts/permissions.sh prints for these directories. */
-export async function daemonFlags(dataDir: string, filesDir: string): Promise<string[]> {
+/** The flags scripts/permissions.sh prints for these directories (and license key files). */
+export async function daemonFlags(
+  dataDir: string,
+  filesDir: string,
+  keyFiles = "",
+): Promise<string[]> {
   const out = await new Deno.Command("bash", {
     args: [
       "-c",
-      `. "${ROOT}scripts/permissions.sh" && daemon_permission_flags "$1" "$2"`,
+      `. "${ROOT}scripts/permissions.sh" && daemon_permission_flags "$1" "$2" "$3"`,
       "_",
       dataDir,
       filesDir,
+      keyFiles,
     ],
     stdout: "piped",
   }).output();

@@ -28,8 +28,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["rpc/"],
   // 6: HTTP
   ["http/"],
-  // 7: the daemon's composition root and entry
-  ["daemon.ts", "daemon_start.ts", "program_name.ts"],
+  // 7: the programs' composition roots and entries (the daemon, the license server)
+  ["daemon.ts", "daemon_start.ts", "program_name.ts", "license_server/"],
 ];
 
 /** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
@@ -39,7 +39,7 @@ const CLI_MAY_IMPORT = [
   "errors.ts",
   "events/types.ts",
   "rpc/types.ts",
-  "license/status.ts",
+  "license/inspect.ts",
 ];
 
 function layerOf(path: string): number {

@@ -4,6 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { type CliIo, runCli as runCliInProcess } from "../../src/cli/mod.ts";
+import { licenseDeviceId } from "../../src/license/device_id.ts";
+import { setLogSink } from "../../src/log.ts";
+import { LicenseFixture } from "../_helpers/license_fixture.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 import { type FakeDaemon, startFakeDaemon } from "./fixtures/fake_daemon.ts";
 import { closedPortUrl, runCli } from "./fixtures/run_cli.ts";
@@ -81,35 +84,59 @@ Deno.test("--accounts DIR is accepted globally; a running daemon still answers",
   assert.match(rel.stderr, /--accounts needs an absolute directory path, got 'relative'/);
 });
 
-Deno.test("license status with --accounts and no daemon reads the license file there", async () => {
+Deno.test("license status with --accounts and no daemon verifies the license file there", async () => {
   await using tmp = await makeTempDir("accounts");
+  await using server = await LicenseFixture.start();
   const url = closedPortUrl();
   const none = await inProcess(["--url", url, "--accounts", tmp.path, "license", "status"]);
   assert.equal(none.code, 0, none.stderr);
   assert.match(none.stdout, /^status:\s+no_license$/m);
-  assert.match(none.stdout, new RegExp(`^source:\\s+${tmp.path}/license.json$`, "m"));
-  Deno.writeTextFileSync(
-    `${tmp.path}/license.json`,
-    JSON.stringify({ id: "L-1", type: "edge", expires_at: "2999-01-01T00:00:00Z", max_devices: 5 }),
-  );
-  const json = await inProcess([
-    "--url",
-    url,
-    "--accounts",
-    tmp.path,
-    "license",
-    "status",
-    "--json",
-  ]);
-  assert.equal(json.code, 0, json.stderr);
-  assert.deepEqual(JSON.parse(json.stdout), {
-    status: "active",
-    license_id: "L-1",
-    license_type: "edge",
-    expires_at: "2999-01-01T00:00:00.000Z",
-    max_devices: 5,
-    source: `${tmp.path}/license.json`,
+  assert.match(none.stdout, new RegExp(`^source:\\s+${tmp.path}/privitty.lic$`, "m"));
+
+  // A copy the license server bound to this data directory's stored device fingerprint.
+  const fingerprint = "f".repeat(64);
+  Deno.writeTextFileSync(`${tmp.path}/device-fingerprint`, fingerprint + "\n");
+  const { url: delivery, row } = server.issue({ type: "edge", maxDevices: 5 });
+  const res = await server.fetch(`${delivery}/activate`, {
+    method: "POST",
+    body: JSON.stringify({ device_id: await licenseDeviceId(fingerprint) }),
   });
+  Deno.writeTextFileSync(`${tmp.path}/privitty.lic`, JSON.stringify(await res.json()));
+  Deno.writeTextFileSync(`${tmp.path}/server.pem`, server.key.publicPem);
+  Deno.env.set("EDGE_LICENSE_TRUSTED_KEYS", `${tmp.path}/server.pem`);
+  const prev = setLogSink(() => {});
+  try {
+    const json = await inProcess([
+      "--url",
+      url,
+      "--accounts",
+      tmp.path,
+      "license",
+      "status",
+      "--json",
+    ]);
+    assert.equal(json.code, 0, json.stderr);
+    const status = JSON.parse(json.stdout);
+    assert.equal(status.status, "active");
+    assert.equal(status.license_id, row.id);
+    assert.equal(status.license_type, "edge");
+    assert.equal(status.max_devices, 5);
+    assert.equal(status.source, `${tmp.path}/privitty.lic`);
+    Deno.env.delete("EDGE_LICENSE_TRUSTED_KEYS");
+    const untrusted = await inProcess([
+      "--url",
+      url,
+      "--accounts",
+      tmp.path,
+      "license",
+      "status",
+      "--json",
+    ]);
+    assert.equal(JSON.parse(untrusted.stdout).status, "invalid", "only trusted keys count");
+  } finally {
+    Deno.env.delete("EDGE_LICENSE_TRUSTED_KEYS");
+    setLogSink(prev);
+  }
   const missing = await inProcess([
     "--url",
     url,
@@ -132,7 +159,7 @@ Deno.test("license activate|sync|deactivate with --accounts and no daemon say wh
       run.stderr,
       new RegExp(
         `cannot reach the gateway at .*; license ${args[0]} against --accounts ${tmp.path} ` +
-          "without a running daemon is not implemented in this build yet",
+          "needs the running daemon",
       ),
     );
   }

@@ -108,7 +108,7 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
     async () => {
       const dir = `${tmp.path}/orphan`;
       await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-      await Deno.writeTextFile(`${dir}/license.json`, "{}");
+      await Deno.writeTextFile(`${dir}/privitty.lic`, "{}");
       const d = spawnDaemon({ relay, dataDir: dir });
       assert.notEqual(await d.exited, 0);
       assert.match(d.output(), /accounts directory is not empty/);

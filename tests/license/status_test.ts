@@ -1,119 +1,99 @@
-/** Tests of FileLicenseSource: absent, active, expired and malformed license files. */
+/** Tests of judgeLicense(): every status and its reason, with an injected clock. */
 import assert from "node:assert/strict";
-import { setLogSink } from "../../src/log.ts";
-import { FileLicenseSource, parseLicense } from "../../src/license/status.ts";
+import { CLOCK_TOLERANCE_MS, judgeLicense, permitsGatedCalls } from "../../src/license/status.ts";
+import type { LicenseFacts } from "../../src/license/status.ts";
+import { claims, DEVICE, T0 } from "./_tokens.ts";
 
-const NOW = Date.parse("2030-01-01T00:00:00Z");
+const DAY = 86_400_000;
 
-async function withDataDir(fn: (dir: string) => Promise<void> | void) {
-  const dir = await Deno.makeTempDir();
-  const prev = setLogSink(() => {});
-  try {
-    await fn(dir);
-  } finally {
-    setLogSink(prev);
-    await Deno.remove(dir, { recursive: true });
-  }
+function judge(over: Partial<LicenseFacts> = {}, c = claims()) {
+  return judgeLicense({
+    file: { kind: "verified", claims: c },
+    deviceId: DEVICE,
+    now: T0 + DAY,
+    ...over,
+  });
 }
 
-Deno.test("FileLicenseSource reports no_license when license.json is absent", async () => {
-  await withDataDir((dir) => {
-    const source = new FileLicenseSource(dir);
-    assert.equal(source.path, `${dir}/license.json`);
-    assert.equal(source.status(), "no_license");
-    assert.equal(source.isActive(), false);
-    assert.deepEqual(source.describe(), { status: "no_license" });
+Deno.test("judgeLicense(): no file is no_license; an unusable file is invalid with its reason", () => {
+  assert.deepEqual(judge({ file: { kind: "absent" } }), {
+    status: "no_license",
+    reason: "no license is installed",
+  });
+  assert.deepEqual(judge({ file: { kind: "unusable", reason: "the license is not JSON" } }), {
+    status: "invalid",
+    reason: "the license is not JSON",
   });
 });
 
-Deno.test("FileLicenseSource is active before expires_at and expired after it", async () => {
-  await withDataDir(async (dir) => {
-    let now = NOW;
-    await Deno.writeTextFile(
-      `${dir}/license.json`,
-      JSON.stringify({
-        id: "LIC-1",
-        type: "pro",
-        expires_at: "2030-06-01T00:00:00Z",
-        max_devices: 3,
-        secret: "never reported",
-      }),
-    );
-    const source = new FileLicenseSource(dir, { now: () => now });
-    assert.equal(source.status(), "active");
-    assert.equal(source.isActive(), true);
-    assert.deepEqual(source.describe(), {
-      status: "active",
-      license_id: "LIC-1",
-      license_type: "pro",
-      expires_at: "2030-06-01T00:00:00.000Z",
-      max_devices: 3,
-    });
-    now = Date.parse("2030-06-01T00:00:00Z");
-    assert.equal(source.status(), "expired", "expiry is judged on every call");
-    assert.equal(source.isActive(), false);
+Deno.test("judgeLicense(): active until expiry, grace_period for grace_days, then expired", () => {
+  const exp = claims().expiresAt;
+  assert.deepEqual(judge({ now: exp - 1 }), {
+    status: "active",
+    reason: "license LIC-1 is valid until 2030-01-31T00:00:00.000Z",
+  });
+  const grace = judge({ now: exp });
+  assert.equal(grace.status, "grace_period");
+  assert.equal(
+    grace.reason,
+    "license LIC-1 expired at 2030-01-31T00:00:00.000Z; its grace period ends at " +
+      "2030-02-07T00:00:00.000Z: renew it, then run license sync",
+  );
+  assert.equal(judge({ now: exp + 7 * DAY - 1 }).status, "grace_period");
+  assert.deepEqual(judge({ now: exp + 7 * DAY }), {
+    status: "expired",
+    reason: "license LIC-1 expired at 2030-01-31T00:00:00.000Z and its grace period ended at " +
+      "2030-02-07T00:00:00.000Z",
+  });
+  const noGrace = judge({ now: exp }, claims({ graceDays: 0 }));
+  assert.deepEqual(noGrace, {
+    status: "expired",
+    reason: "license LIC-1 expired at 2030-01-31T00:00:00.000Z",
   });
 });
 
-Deno.test("FileLicenseSource reload() picks up a new, changed or removed file", async () => {
-  await withDataDir(async (dir) => {
-    const source = new FileLicenseSource(dir, { now: () => NOW });
-    assert.equal(source.status(), "no_license");
-    await Deno.writeTextFile(
-      `${dir}/license.json`,
-      JSON.stringify({ expires_at: NOW / 1000 + 60 }),
-    );
-    assert.equal(source.status(), "no_license", "read only at construction and reload()");
-    source.reload();
-    assert.equal(source.status(), "active");
-    assert.equal(source.record()?.expiresAt, NOW + 60_000);
-    await Deno.writeTextFile(`${dir}/license.json`, JSON.stringify({ expires_at: NOW / 1000 - 1 }));
-    source.reload();
-    assert.equal(source.status(), "expired");
-    await Deno.remove(`${dir}/license.json`);
-    source.reload();
-    assert.equal(source.status(), "no_license");
-  });
+Deno.test("judgeLicense(): a clock behind the issue time or the high-water mark is clock_tampered", () => {
+  const early = judge({ now: T0 - CLOCK_TOLERANCE_MS - 1 });
+  assert.equal(early.status, "clock_tampered");
+  assert.match(early.reason, /earlier than the license's issue time \(2030-01-01T00:00:00.000Z\)/);
+  assert.equal(judge({ now: T0 - CLOCK_TOLERANCE_MS }).status, "active", "within tolerance");
+
+  const seen = T0 + 10 * DAY;
+  const back = judge({ now: T0 + 2 * DAY, highWater: seen });
+  assert.equal(back.status, "clock_tampered");
+  assert.equal(
+    back.reason,
+    "the system clock (2030-01-03T00:00:00.000Z) is earlier than a time this gateway already " +
+      "saw (2030-01-11T00:00:00.000Z); the clock was set back: correct it",
+  );
+  assert.equal(judge({ now: seen - CLOCK_TOLERANCE_MS, highWater: seen }).status, "active");
+  const expiredAndBack = judge({ now: T0 + 40 * DAY, highWater: T0 + 50 * DAY });
+  assert.equal(expiredAndBack.status, "clock_tampered", "rolling back cannot revive a license");
 });
 
-Deno.test("FileLicenseSource reports invalid for malformed files and never throws", async () => {
-  const bad = ["{", "[]", "null", '{"expires_at":"soon"}', "{}", '{"expires_at":1e300}'];
-  for (const text of bad) {
-    await withDataDir(async (dir) => {
-      await Deno.writeTextFile(`${dir}/license.json`, text);
-      const source = new FileLicenseSource(dir, { now: () => NOW });
-      assert.equal(source.status(), "invalid", text);
-      assert.equal(source.isActive(), false);
-      assert.match(String(source.describe().reason), /^license file /);
-    });
-  }
-  await withDataDir(async (dir) => {
-    await Deno.mkdir(`${dir}/license.json`);
-    const source = new FileLicenseSource(dir);
-    assert.equal(source.status(), "invalid", "a directory cannot be read");
-    assert.match(String(source.describe().reason), /cannot be read/);
+Deno.test("judgeLicense(): another device, a revocation or a deactivation outrank the dates", () => {
+  const foreign = judge({ deviceId: "b".repeat(64) });
+  assert.equal(foreign.status, "invalid");
+  assert.equal(
+    foreign.reason,
+    "license LIC-1 is bound to another device (aaaaaaaaaaaa…), not this one (bbbbbbbbbbbb…)",
+  );
+  assert.deepEqual(judge({}, claims({ revoked: true })), {
+    status: "invalid",
+    reason: "license LIC-1 was revoked by its issuer",
   });
+  const off = judge({ deactivatedIssuedAt: T0 });
+  assert.equal(off.status, "no_license");
+  assert.match(off.reason, /license LIC-1 was deactivated on this device; the file is kept/);
+  assert.equal(
+    judge({ deactivatedIssuedAt: T0 - 1 }).status,
+    "active",
+    "a copy issued after the deactivation (a new activation) counts",
+  );
 });
 
-Deno.test("FileLicenseSource uses the injected reader", () => {
-  const source = new FileLicenseSource("/data", {
-    now: () => NOW,
-    readTextFile: (path) => {
-      assert.equal(path, "/data/license.json");
-      return '{"license_id":"X","license_type":"trial","expires_at":"2031-01-01"}';
-    },
-  });
-  assert.equal(source.status(), "active");
-  assert.deepEqual(source.record(), {
-    id: "X",
-    type: "trial",
-    expiresAt: Date.parse("2031-01-01"),
-    maxDevices: null,
-  });
-});
-
-Deno.test("parseLicense() explains why a text is not a license", () => {
-  assert.match(String(parseLicense("nope")), /^not valid JSON/);
-  assert.equal(parseLicense("5"), "not a JSON object");
-  assert.match(String(parseLicense('{"expires_at":true}')), /expires_at is missing/);
+Deno.test("permitsGatedCalls() admits active and grace_period only", () => {
+  const admitted = ["no_license", "active", "grace_period", "expired", "clock_tampered", "invalid"]
+    .filter(permitsGatedCalls);
+  assert.deepEqual(admitted, ["active", "grace_period"]);
 });

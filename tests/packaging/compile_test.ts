@@ -1,4 +1,7 @@
-/** compile.sh: clear messages when the Deno runtime (denort) is missing; the product names beside the binary. */
+/**
+ * compile.sh: clear messages when the Deno runtime (denort) is missing, the product names beside
+ * the binary, and the license keys of license-keys/ embedded before every build.
+ */
 import assert from "node:assert/strict";
 import { makeTempDir } from "../_helpers/temp.ts";
 
@@ -27,6 +30,12 @@ Deno.test("compile.sh names the missing runtime and how to provide it when offli
   assert.notEqual(r.code, 0);
   assert.match(r.text, /cannot get the Deno runtime \(denort\) for aarch64-unknown-linux-gnu/);
   assert.match(r.text, /DENORT_BIN=\/path\/to\/denort/);
+  // Before building: trusted_keys.ts from license-keys/ (the repository ships no key).
+  assert.match(
+    r.text,
+    /src\/license\/trusted_keys\.ts: 0 license signing key\(s\) from license-keys\//,
+  );
+  assert.match(r.text, /license-keys\/ holds no public key, so the binary accepts no license/);
 });
 
 Deno.test("compile.sh rejects a DENORT_BIN that is not an executable file", async () => {

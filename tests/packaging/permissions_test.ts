@@ -17,6 +17,14 @@ Deno.test("the permission set has no -A, run, ffi or unscoped read/write/env/sys
   assert.ok(flags.includes("--allow-write=/d,/f"));
 });
 
+Deno.test("license key files (run from source) are readable, and nothing else is added", async () => {
+  const flags = await daemonFlags("/d", "/f", "/keys/a.pem,/keys/b.pem");
+  assert.ok(flags.includes("--allow-read=/d,/f,/etc/machine-id,/keys/a.pem,/keys/b.pem"));
+  assert.ok(flags.includes("--allow-write=/d,/f"));
+  const env = flags.find((f) => f.startsWith("--allow-env="))!;
+  assert.ok(env.split(/[=,]/).includes("EDGE_LICENSE_TRUSTED_KEYS"));
+});
+
 Deno.test("a read or write outside the data dir is refused with a clear NotCapable error", async () => {
   await using tmp = await makeTempDir("perm");
   const flags = await daemonFlags(tmp.path, `${tmp.path}/files`);

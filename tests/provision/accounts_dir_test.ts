@@ -49,15 +49,21 @@ Deno.test("prepareDataDir() tightens an existing directory to 0700 and refuses a
 
 Deno.test("prepareAccountsDir() refuses license files without an accounts index", async () => {
   await using tmp = await makeTempDir("acc");
-  Deno.writeTextFileSync(`${tmp.path}/license.json`, "{}");
+  Deno.writeTextFileSync(`${tmp.path}/privitty.lic`, "{}");
   assert.throws(
     () => prepareAccountsDir(tmp.path),
     startupError(
       new RegExp(
-        `^accounts directory is not empty: ${tmp.path} holds files \\(license\\.json\\) but no ` +
+        `^accounts directory is not empty: ${tmp.path} holds files \\(privitty\\.lic\\) but no ` +
           `accounts index; start again from an empty data directory$`,
       ),
     ),
+  );
+  Deno.writeTextFileSync(`${tmp.path}/license.json`, "{}");
+  assert.throws(
+    () => prepareAccountsDir(tmp.path),
+    startupError(/holds files \(privitty\.lic, license\.json\)/),
+    "an earlier build's license.json counts too",
   );
   assert.throws(
     () => Deno.statSync(`${tmp.path}/accounts`),

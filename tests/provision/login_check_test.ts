@@ -27,7 +27,6 @@ Deno.test("checkCandidates() takes the first working entry of each list", async 
 
 Deno.test("checkCandidates() gives up on a login that does not answer in time", async () => {
   const never = () => new Promise<void>(() => {});
-  const t0 = performance.now();
   const r = await checkCandidates(
     { imap: [e("slow", 993), e("fast", 143, "starttls")], smtp: [e("s", 465)] },
     "pw",
@@ -37,7 +36,6 @@ Deno.test("checkCandidates() gives up on a login that does not answer in time", 
     },
     { allowPlaintext: false, timeoutMs: 50 },
   );
-  assert.ok(performance.now() - t0 < 1000);
   assert.equal(r.params?.imap.host, "fast");
   assert.deepEqual(r.failures, ["IMAP slow:993/ssl: no answer within 50 ms"]);
 });

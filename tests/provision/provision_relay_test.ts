@@ -23,7 +23,7 @@ function close(p: ProvisionResult): void {
 
 Deno.test({
   name:
-    "provision() on the real relay: first boot configures everything, a restart is offline and fast",
+    "provision() on the real relay: first boot configures everything, a restart registers nothing",
   ignore: NO_RELAY,
   async fn() {
     assert.ok(
@@ -36,9 +36,7 @@ Deno.test({
     const config = testConfig(dataDir, { EDGE_SERVER: relay.httpOrigin });
     const events: GatewayEvent[] = [];
 
-    let t0 = performance.now();
     const first = await provision(config, { events: { publish: (e) => events.push(e) } });
-    const firstMs = Math.round(performance.now() - t0);
     let addr: string;
     let fingerprint: string;
     try {
@@ -56,21 +54,17 @@ Deno.test({
       assert.equal(accountsOnRelay(relay), 1);
       const progress = events.flatMap((e) => e.kind === "ConfigureProgress" ? [e.progress] : []);
       assert.equal(progress.at(-1), 1000);
-      console.log(`first boot provisioning: ${firstMs} ms`, first.timings);
     } finally {
       close(first);
     }
 
-    t0 = performance.now();
+    // Start-up times are measured by `deno task bench` (BENCHMARKS.md "Start-up").
     const again = await provision(config);
-    const restartMs = performance.now() - t0;
     try {
       assert.equal(again.addr, addr);
       assert.equal(again.fingerprint, fingerprint);
       assert.equal(again.firstBoot, false);
       assert.equal(accountsOnRelay(relay), 1, "no new registration");
-      console.log(`restart provisioning: ${restartMs.toFixed(1)} ms`, again.timings);
-      assert.ok(restartMs < 1000, `restart took ${restartMs} ms`);
     } finally {
       close(again);
     }

@@ -6,7 +6,7 @@
 import { parseConfig } from "../../src/config.ts";
 import type { OutgoingRenderer } from "../../src/core/outgoing.ts";
 import { EventBus } from "../../src/events/bus.ts";
-import type { LicenseSource } from "../../src/license/status.ts";
+import type { LicenseSource } from "../../src/license/manager.ts";
 import type { SecureJoinService } from "../../src/securejoin/mod.ts";
 import type { Services } from "../../src/services.ts";
 import { Store } from "../../src/store/mod.ts";

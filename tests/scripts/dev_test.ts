@@ -1,7 +1,8 @@
 /**
  * `deno task dev --local-relay --gateways 2` end to end (scripts/dev.sh): two gateways on
  * consecutive loopback ports, joined to each other, exchange a message; after the whole dev run is
- * stopped and started again, the relay is back on the same ports and mail still flows.
+ * stopped and started again, the relay is back on the same ports and mail still flows. Both run
+ * with a dev license from the license server dev.sh starts.
  */
 import assert from "node:assert/strict";
 import { NO_RELAY } from "../_helpers/relay.ts";
@@ -117,6 +118,18 @@ Deno.test({
         assert.match(out, new RegExp(`dev: gateway ${i + 1} ${url} \\S+@\\S+`));
       }
       addrs = await Promise.all(urls.map((u) => rpc<string>(u, "get_config", 1, "addr")));
+      for (const url of urls) {
+        const license = await rpc<{ status: string; license_type: string }>(
+          url,
+          "license_status",
+          1,
+        );
+        assert.deepEqual([license.status, license.license_type], ["active", "dev"], url);
+      }
+      assert.match(
+        first.output(),
+        new RegExp(`dev: license server at http://127.0.0.1:${port + 100}`),
+      );
       await exchange(urls[0], urls[1], addrs[1], "hello from gateway 1");
       // Bound to loopback only by default.
       const health = await (await fetch(`${urls[0]}/health`)).json();

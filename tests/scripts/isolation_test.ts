@@ -33,9 +33,14 @@ Deno.test({
   name: "isolation: connections beyond loopback fail at once",
   ignore,
   async fn() {
-    const started = Date.now();
-    await assert.rejects(Deno.connect({ hostname: "192.0.2.1", port: 443 }));
-    await assert.rejects(fetch("https://example.com/"));
-    assert.ok(Date.now() - started < 5_000, "no timeouts: the failures are immediate");
+    // No route and no resolver: refused by the kernel at once, never a timeout.
+    await assert.rejects(
+      Deno.connect({ hostname: "192.0.2.1", port: 443 }),
+      Deno.errors.NetworkUnreachable,
+    );
+    await assert.rejects(
+      fetch("https://example.com/"),
+      (e: Error) => !/timed? ?out/i.test(`${e.message} ${(e.cause as Error)?.message}`),
+    );
   },
 });

@@ -1,4 +1,4 @@
-/** Tests of schema migration 2 on a version-1 database with data, and of the new tables' rules. */
+/** Tests of schema migrations on older databases with data, and of the new tables' rules. */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
@@ -102,6 +102,31 @@ Deno.test("Db opens in WAL mode with synchronous=FULL (a commit is on disk when 
         "wal",
       );
       assert.equal(store.db.get<{ synchronous: number }>("PRAGMA synchronous")?.synchronous, 2);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("migration 9 brings contacts 'seen' in the future back to the present", async () => {
+  await withTempDir((dir) => {
+    const path = `${dir}/gateway.db`;
+    const db = new DatabaseSync(path);
+    for (const m of MIGRATIONS.slice(0, 8)) db.exec(m);
+    db.exec("PRAGMA user_version = 8");
+    const now = Math.floor(Date.now() / 1000);
+    const insert = db.prepare(
+      "INSERT INTO contacts (addr, fingerprint, last_seen) VALUES ('a@x', ?, ?)",
+    );
+    insert.run("F".repeat(40), now + 365 * 24 * 3600);
+    insert.run("E".repeat(40), 1000);
+    db.close();
+    const store = Store.open(path);
+    try {
+      const [future, past] = [store.contacts.get(10)!, store.contacts.get(11)!];
+      assert.ok(future.lastSeen <= Math.floor(Date.now() / 1000), `${future.lastSeen}`);
+      assert.ok(future.lastSeen >= now);
+      assert.equal(past.lastSeen, 1000, "past dates untouched");
     } finally {
       store.close();
     }

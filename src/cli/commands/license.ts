@@ -103,8 +103,8 @@ export const license: Command = {
   summary: "show, activate, sync or deactivate the license",
   http: 'POST /rpc license_status [1] | license_activate [1,"<url>"] | license_sync [1] | ' +
     "license_deactivate [1]",
-  details: "With the global --accounts DIR and no daemon answering, 'license status' reads the " +
-    "license file in DIR (offline activate, sync and deactivate land with the license issue).",
+  details: "With the global --accounts DIR and no daemon answering, 'license status' verifies " +
+    "and judges the license file in DIR (activate, sync and deactivate need the daemon).",
   args: { min: 1, max: 2 },
   forms: FORMS,
   run,

@@ -2,73 +2,73 @@
  * License RPC methods (`license_status`, `license_activate`, `license_sync`,
  * `license_deactivate`) and the license-gated `secure_*` file-protection family (SPEC §4, §5).
  */
-import { LicenseStatus } from "../../constants.ts";
 import { GatewayError } from "../../errors.ts";
+import type { LicenseSource } from "../../license/manager.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 
 /**
- * `license_status [account_id]` → `{status, ...}`.
- * `status` is `no_license`, `active`, `expired` or `invalid`; with a license file the object
- * also has `license_id`, `license_type`, `expires_at` (ISO 8601) and `max_devices`.
- * Reads the already loaded license; no side effects.
+ * `license_status [account_id]` → `{status, reason, device_id, ...}`.
+ * `status` is `no_license`, `active`, `grace_period`, `expired`, `clock_tampered` or `invalid`;
+ * a verified license adds `license_id`, `license_type`, `customer`, `issued_at`, `expires_at`
+ * (ISO 8601), `max_devices` and `grace_days`. Judged now; no side effects.
  */
 export const licenseStatus: MethodEntry = {
   name: "license_status",
-  summary: "Shows the license status (no_license when none is installed).",
+  summary: "Shows the license status (no_license when none is installed) and why.",
   params: [ACCOUNT_PARAM],
-  result: { type: "object", description: "{status, license_id?, license_type?, expires_at?, …}" },
+  result: { type: "object", description: "{status, reason, license_id?, expires_at?, …}" },
   handler: ({ license }) => license.describe?.() ?? { status: license.status() },
 };
 
-const NOT_IN_BUILD = "is not implemented in this build yet; it lands with the license issue";
+/** The license source's management, or -1 saying this gateway cannot manage its license. */
+function managed<K extends "activate" | "sync" | "deactivate">(
+  license: LicenseSource,
+  op: K,
+): NonNullable<LicenseSource[K]> {
+  const fn = license[op];
+  if (fn === undefined) throw new GatewayError(`license ${op} is not available in this gateway`);
+  return fn.bind(license) as NonNullable<LicenseSource[K]>;
+}
 
 /**
- * `license_activate [account_id, url]` → not available: answers -1 saying so.
- * (Activation at start from `EDGE_LICENSE_URL` is part of provisioning.)
+ * `license_activate [account_id, url]` → the new status, as `license_status`. Binds this device
+ * to the license behind the delivery URL (a seat on the license server), verifies and installs
+ * it as `privitty.lic`; effective at once. -1 when the server refuses or cannot be reached, or
+ * sends a license this gateway cannot accept (nothing is installed then).
  */
 export const licenseActivate: MethodEntry = {
   name: "license_activate",
-  summary: "Activates a license from its delivery URL.",
+  summary: "Activates a license from its delivery URL (takes effect at once).",
   params: [ACCOUNT_PARAM, { name: "url", type: "string", description: "License delivery URL." }],
   result: { type: "object", description: "The new license status, as license_status." },
-  handler() {
-    throw new GatewayError(`license activation ${NOT_IN_BUILD}`);
-  },
+  handler: ({ license }, [, url]) => managed(license, "activate")(url as string),
 };
 
-/** Throws -1 "no license is installed" when there is none; says what to do instead. */
-function requireInstalled(license: { status(): string }, action: string): void {
-  if (license.status() === LicenseStatus.NO_LICENSE) {
-    throw new GatewayError(
-      `cannot ${action} the license: no license is installed (status no_license); ` +
-        `activate one with: edge-gateway license activate <url>`,
-    );
-  }
-}
-
-/** `license_sync [account_id]` → -1: no license installed, or sync not in this build. */
+/**
+ * `license_sync [account_id]` → the status after the refresh. Re-fetches the installed license
+ * from its delivery URL: a renewal (new expiry, grace reset) or a revocation takes effect at
+ * once. -1 with no license installed or when the server refuses or cannot be reached.
+ */
 export const licenseSync: MethodEntry = {
   name: "license_sync",
-  summary: "Refreshes the installed license from its issuer.",
+  summary: "Refreshes the installed license from its issuer (renewal, revocation).",
   params: [ACCOUNT_PARAM],
   result: { type: "object", description: "The license status after the refresh." },
-  handler({ license }) {
-    requireInstalled(license, "sync");
-    throw new GatewayError(`license sync ${NOT_IN_BUILD}`);
-  },
+  handler: ({ license }) => managed(license, "sync")(),
 };
 
-/** `license_deactivate [account_id]` → -1: no license installed, or not in this build. */
+/**
+ * `license_deactivate [account_id]` → nothing (204). Frees this device's seat on the license
+ * server; the license file stays for inspection but is no longer honoured (status
+ * `no_license`). -1 with no license installed or when the server cannot be reached.
+ */
 export const licenseDeactivate: MethodEntry = {
   name: "license_deactivate",
-  summary: "Deactivates the license on this device.",
+  summary: "Deactivates the license on this device and frees its seat.",
   params: [ACCOUNT_PARAM],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler({ license }) {
-    requireInstalled(license, "deactivate");
-    throw new GatewayError(`license deactivation ${NOT_IN_BUILD}`);
-  },
+  handler: ({ license }) => managed(license, "deactivate")(),
 };
 
 const P = {

@@ -3,16 +3,36 @@ import assert from "node:assert/strict";
 import { dispatch } from "../../../src/rpc/dispatch.ts";
 import { SECURE_FILE_METHODS } from "../../../src/rpc/methods/license.ts";
 import { buildMethodTable } from "../../../src/rpc/methods/mod.ts";
+import { LicenseClient } from "../../../src/license/client.ts";
+import { LicenseManager } from "../../../src/license/manager.ts";
+import { setLogSink } from "../../../src/log.ts";
+import type { Services } from "../../../src/services.ts";
+import { LicenseFixture } from "../../_helpers/license_fixture.ts";
+import { makeTempDir } from "../../_helpers/temp.ts";
 import { type FakeServices, fakeServices } from "../_fake_services.ts";
 
 const methods = buildMethodTable();
 
-async function call(services: FakeServices, method: string, params: unknown[]) {
+async function call(services: Services, method: string, params: unknown[]) {
   return await dispatch(
     JSON.stringify({ jsonrpc: "2.0", method, params, id: 1 }),
     services,
     methods,
   );
+}
+
+type Reply = Awaited<ReturnType<typeof call>>;
+
+/** The `result` of a 200 reply (fails the test otherwise). */
+function resultOf(reply: Reply): Record<string, unknown> {
+  assert.ok(reply.status === 200 && !Array.isArray(reply.body) && "result" in reply.body);
+  return reply.body.result as Record<string, unknown>;
+}
+
+/** The `error` of a 200 reply (fails the test otherwise). */
+function errorOf(reply: Reply): { code: number; message: string } {
+  assert.ok(reply.status === 200 && !Array.isArray(reply.body) && "error" in reply.body);
+  return reply.body.error;
 }
 
 async function withServices(license: string, fn: (s: FakeServices) => Promise<void>) {
@@ -50,37 +70,67 @@ Deno.test("license_status reports no_license, or describe() of the source", asyn
   });
 });
 
-Deno.test("license_activate/sync/deactivate answer a clear -1 in this build", async () => {
+Deno.test("license_activate/sync/deactivate answer -1 where the license cannot be managed", async () => {
   await withServices("no_license", async (s) => {
-    const activate = await call(s, "license_activate", [1, "https://lic.example/x"]);
-    assert.deepEqual(activate, {
-      status: 200,
-      body: {
-        jsonrpc: "2.0",
-        id: 1,
-        error: {
-          code: -1,
-          message: "license activation is not implemented in this build yet; it lands with the " +
-            "license issue",
+    for (
+      const [method, params, op] of [
+        ["license_activate", [1, "https://lic.example/x"], "activate"],
+        ["license_sync", [1], "sync"],
+        ["license_deactivate", [1], "deactivate"],
+      ] as const
+    ) {
+      assert.deepEqual(await call(s, method, [...params]), {
+        status: 200,
+        body: {
+          jsonrpc: "2.0",
+          id: 1,
+          error: { code: -1, message: `license ${op} is not available in this gateway` },
         },
-      },
-    });
-    for (const [method, verb] of [["license_sync", "sync"], ["license_deactivate", "deactivate"]]) {
-      const reply = await call(s, method, [1]);
-      assert.ok(reply.status === 200 && !Array.isArray(reply.body) && "error" in reply.body);
-      assert.equal(reply.body.error.code, -1);
-      assert.equal(
-        reply.body.error.message,
-        `cannot ${verb} the license: no license is installed (status no_license); activate ` +
-          "one with: edge-gateway license activate <url>",
-      );
+      });
     }
   });
-  await withServices("active", async (s) => {
-    const reply = await call(s, "license_deactivate", [1]);
-    assert.ok(reply.status === 200 && !Array.isArray(reply.body) && "error" in reply.body);
-    assert.match(reply.body.error.message, /^license deactivation is not implemented/);
+});
+
+Deno.test("license methods drive the license at once: activate, gate, sync, deactivate", async () => {
+  await using server = await LicenseFixture.start();
+  await using dir = await makeTempDir("rpclic");
+  const { url, row } = server.issue({ maxDevices: 1 });
+  const s = fakeServices();
+  const license = await LicenseManager.open({
+    dataDir: dir.path,
+    deviceId: "e".repeat(64),
+    keys: server.trusted,
+    state: s.store.config,
+    client: new LicenseClient({ fetch: server.fetch }),
   });
+  const services = { ...s, license };
+  const prev = setLogSink(() => {});
+  try {
+    const gated = errorOf(await call(services, "secure_send_file", VALID_PARAMS.secure_send_file));
+    assert.equal(gated.code, -32001);
+    const activated = resultOf(await call(services, "license_activate", [1, url]));
+    assert.equal(activated.status, "active");
+    assert.equal(activated.license_id, row.id);
+    const open = errorOf(await call(services, "secure_send_file", VALID_PARAMS.secure_send_file));
+    assert.notEqual(open.code, -32001, "the gate opens without a restart");
+
+    assert.equal(resultOf(await call(services, "license_sync", [1])).status, "active");
+    assert.deepEqual(await call(services, "license_deactivate", [1]), { status: 204 });
+    const closed = errorOf(
+      await call(services, "secure_revoke_file_access", VALID_PARAMS.secure_revoke_file_access),
+    );
+    assert.equal(closed.code, -32001);
+    assert.equal(resultOf(await call(services, "license_status", [1])).status, "no_license");
+
+    assert.deepEqual(errorOf(await call(services, "license_activate", [1, `${url}-wrong`])), {
+      code: -1,
+      message: "the license server at http://license.test/v1/license/toke… refused to activate: " +
+        "no license has this delivery URL (unknown_license)",
+    });
+  } finally {
+    setLogSink(prev);
+    s.store.close();
+  }
 });
 
 Deno.test("every secure_* method answers -32001 without a license", async () => {

@@ -1,0 +1,300 @@
+/**
+ * The gateway's license: reads and verifies `privitty.lic`, judges it on every call (status.ts)
+ * against the injected clock and the stored clock high-water mark, and activates, syncs and
+ * deactivates it through the license server without a restart.
+ */
+import { DataDirLayout, type LicenseStatus } from "../constants.ts";
+import { describeError, GatewayError } from "../errors.ts";
+import { logger } from "../log.ts";
+import type { ConfigStore } from "../store/config_store.ts";
+import type { LicenseClaims } from "./claims.ts";
+import { LicenseClient, LicenseServerError } from "./client.ts";
+import { LicenseLocalState } from "./local_state.ts";
+import { type LicenseFile, parseLicenseFile, redactUrl, writeLicenseFile } from "./license_file.ts";
+import {
+  judgeLicense,
+  type LicenseFileState,
+  type LicenseVerdict,
+  permitsGatedCalls,
+} from "./status.ts";
+import { type TrustedKey, verifyLicenseToken } from "./verify.ts";
+
+const log = logger("license");
+
+/** Everything a LicenseManager needs. */
+export interface LicenseManagerOptions {
+  readonly dataDir: string;
+  /** This device's license device id (device_id.ts). */
+  readonly deviceId: string;
+  readonly keys: readonly TrustedKey[];
+  /** Where the clock high-water mark and deactivations are kept (the account database). */
+  readonly state: Pick<ConfigStore, "get" | "set">;
+  /** Wall clock, Unix ms (default `Date.now`). */
+  readonly clock?: () => number;
+  readonly client?: LicenseClient;
+}
+
+/** A license-server failure or an unacceptable license, as an RPC -1 error. */
+export class LicenseError extends GatewayError {}
+
+/**
+ * License state consulted by the dispatch gate (`license: true` methods), and its management
+ * (`license_activate|sync|deactivate`; absent in sources that only report a status).
+ */
+export interface LicenseSource {
+  /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
+  status(): string;
+  isActive(): boolean;
+  /** Optional: why the status is what it is, in words a person can act on. */
+  reason?(): string;
+  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
+  describe?(): Record<string, string | number | boolean | null>;
+  /** Activates the license behind a delivery URL; resolves with `describe()`. */
+  activate?(url: string): Promise<Record<string, string | number | boolean | null>>;
+  /** Re-fetches the installed license from its delivery URL; resolves with `describe()`. */
+  sync?(): Promise<Record<string, string | number | boolean | null>>;
+  /** Frees this device's seat; the license file stays but is no longer honoured. */
+  deactivate?(): Promise<void>;
+}
+
+/** The license source of a running gateway. */
+export class LicenseManager implements LicenseSource {
+  /** Absolute path of `privitty.lic`. */
+  readonly path: string;
+  readonly deviceId: string;
+  readonly #keys: readonly TrustedKey[];
+  readonly #local: LicenseLocalState;
+  readonly #clock: () => number;
+  readonly #client: LicenseClient;
+  #file: LicenseFileState = { kind: "absent" };
+  #contents: LicenseFile | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(options: LicenseManagerOptions) {
+    this.path = `${options.dataDir}/${DataDirLayout.LICENSE_FILE}`;
+    this.deviceId = options.deviceId;
+    this.#keys = options.keys;
+    this.#local = new LicenseLocalState(options.state);
+    this.#clock = options.clock ?? Date.now;
+    this.#client = options.client ?? new LicenseClient();
+  }
+
+  /** Opens the manager: reads the license file, then records the clock. */
+  static async open(options: LicenseManagerOptions): Promise<LicenseManager> {
+    const manager = new LicenseManager(options);
+    await manager.reload();
+    const legacy = `${options.dataDir}/${DataDirLayout.LEGACY_LICENSE_FILE}`;
+    if (await exists(legacy)) {
+      log.warn(
+        `${DataDirLayout.LEGACY_LICENSE_FILE} (an unsigned license of an earlier build) is ` +
+          "ignored; activate a signed license with: edge-gateway license activate <url>",
+        { path: legacy },
+      );
+    }
+    manager.status();
+    return manager;
+  }
+
+  /** Re-reads and re-verifies the license file. */
+  async reload(): Promise<void> {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(this.path);
+    } catch (err) {
+      this.#contents = undefined;
+      this.#file = err instanceof Deno.errors.NotFound
+        ? { kind: "absent" }
+        : { kind: "unusable", reason: `the license file cannot be read (${describeError(err)})` };
+      return;
+    }
+    const parsed = parseLicenseFile(text);
+    if (typeof parsed === "string") {
+      this.#contents = undefined;
+      this.#file = { kind: "unusable", reason: parsed };
+      return;
+    }
+    this.#contents = parsed;
+    const verified = await verifyLicenseToken(parsed.license_jwt, this.#keys);
+    this.#file = verified.ok
+      ? { kind: "verified", claims: verified.claims }
+      : { kind: "unusable", reason: verified.reason };
+    if (!verified.ok) log.warn("the license file is not valid", { reason: verified.reason });
+  }
+
+  /** True when a license file is present (whatever its status). */
+  installed(): boolean {
+    return this.#file.kind !== "absent";
+  }
+
+  /** The verified claims of the installed license, if it verified. */
+  claims(): LicenseClaims | undefined {
+    return this.#file.kind === "verified" ? this.#file.claims : undefined;
+  }
+
+  /** Judges the license now and moves the clock high-water mark forward. */
+  verdict(): LicenseVerdict {
+    const now = this.#clock();
+    const claims = this.claims();
+    const verdict = judgeLicense({
+      file: this.#file,
+      deviceId: this.deviceId,
+      now,
+      highWater: this.#local.highWater(),
+      deactivatedIssuedAt: claims && this.#local.deactivatedIssuedAt(claims.id),
+    });
+    this.#local.advance(now);
+    return verdict;
+  }
+
+  status(): LicenseStatus {
+    return this.verdict().status;
+  }
+
+  reason(): string {
+    return this.verdict().reason;
+  }
+
+  /** True while gated methods may run: `active` or `grace_period`. */
+  isActive(): boolean {
+    return permitsGatedCalls(this.status());
+  }
+
+  /** Status, reason and the license's public fields, as `license_status` reports them. */
+  describe(): Record<string, string | number | boolean | null> {
+    const { status, reason } = this.verdict();
+    const out: Record<string, string | number | boolean | null> = { status, reason };
+    const c = this.claims();
+    if (c !== undefined) {
+      Object.assign(out, {
+        license_id: c.id,
+        license_type: c.type,
+        customer: c.customer,
+        issued_at: new Date(c.issuedAt).toISOString(),
+        expires_at: new Date(c.expiresAt).toISOString(),
+        max_devices: c.maxDevices,
+        grace_days: c.graceDays,
+      });
+    }
+    out.device_id = this.deviceId;
+    return out;
+  }
+
+  /** Runs license-changing operations one at a time. */
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Activates the license behind the delivery URL `url` for this device, installs it and
+   * reports the new status. Throws LicenseError (nothing installed) when the server refuses or
+   * is unreachable, or sends a license that does not verify or is bound to another device.
+   */
+  activate(url: string): Promise<Record<string, string | number | boolean | null>> {
+    return this.#serial(async () => {
+      const delivered = await this.#call(() => this.#client.activate(url, this.deviceId));
+      const claims = await this.#install(url, delivered.license_jwt, delivered.customer_name);
+      log.info("license activated", {
+        license_id: claims.id,
+        license_type: claims.type,
+        expires_at: new Date(claims.expiresAt).toISOString(),
+        max_devices: claims.maxDevices,
+        url: redactUrl(url),
+      });
+      return this.describe();
+    });
+  }
+
+  /** Fetches the current copy (renewed, revoked, grace reset) from the URL it came from. */
+  sync(): Promise<Record<string, string | number | boolean | null>> {
+    return this.#serial(async () => {
+      const url = this.#installedUrl("sync");
+      const delivered = await this.#call(() => this.#client.sync(url, this.deviceId));
+      const claims = await this.#install(url, delivered.license_jwt, delivered.customer_name);
+      log.info("license synced", {
+        license_id: claims.id,
+        expires_at: new Date(claims.expiresAt).toISOString(),
+        revoked: claims.revoked,
+        status: this.status(),
+      });
+      return this.describe();
+    });
+  }
+
+  /** Frees this device's seat on the server; the file stays but is no longer honoured. */
+  deactivate(): Promise<void> {
+    return this.#serial(async () => {
+      const url = this.#installedUrl("deactivate");
+      const claims = this.claims();
+      await this.#call(() => this.#client.deactivate(url, this.deviceId));
+      if (claims !== undefined) this.#local.markDeactivated(claims.id, claims.issuedAt);
+      log.info("license deactivated; its seat is free and the file is kept for inspection", {
+        license_id: claims?.id ?? null,
+        path: this.path,
+      });
+    });
+  }
+
+  #installedUrl(action: string): string {
+    if (this.#file.kind === "absent") {
+      throw new LicenseError(
+        `cannot ${action} the license: no license is installed (status no_license); ` +
+          "activate one with: edge-gateway license activate <url>",
+      );
+    }
+    const url = this.#contents?.url;
+    if (url === undefined) {
+      throw new LicenseError(
+        `cannot ${action} the license: the license file names no delivery URL; activate it ` +
+          "again with: edge-gateway license activate <url>",
+      );
+    }
+    return url;
+  }
+
+  async #call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof LicenseServerError) {
+        throw new LicenseError(err.message, undefined, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** Verifies a delivered token for this device, writes the file, resets the clock mark. */
+  async #install(url: string, token: string, customer?: string): Promise<LicenseClaims> {
+    const verified = await verifyLicenseToken(token, this.#keys);
+    if (!verified.ok) {
+      throw new LicenseError(
+        `the license server at ${redactUrl(url)} sent a license this gateway cannot accept: ` +
+          verified.reason,
+      );
+    }
+    if (verified.claims.device !== this.deviceId) {
+      throw new LicenseError(
+        `the license server at ${redactUrl(url)} sent a license bound to another device`,
+      );
+    }
+    await writeLicenseFile(this.path, { license_jwt: token, customer_name: customer, url });
+    // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
+    // an earlier deactivation of this license here no longer applies.
+    this.#local.clearDeactivated(verified.claims.id);
+    // The issuer's signed clock replaces ours as the high-water mark: a clock set too far
+    // ahead by mistake is forgiven once it is corrected and the license synced.
+    this.#local.setHighWater(verified.claims.issuedAt);
+    await this.reload();
+    return verified.claims;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

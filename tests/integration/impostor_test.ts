@@ -1,0 +1,95 @@
+/**
+ * An impostor against two real gateways: A is B's verified contact; mails From A's address,
+ * signed by other keys and dated a year ahead, land in B's INBOX (IMAP APPEND). B stores them
+ * under a new, unverified contact, and `lookup_contact_id_by_addr(A's address)` keeps answering
+ * A, before and after A writes again.
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { generateAccountKey } from "../../src/crypto/keygen.ts";
+import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
+import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
+import { renderChatMessage } from "../../src/mime/factory.ts";
+import { createImapClient } from "../../src/transport/imap_client.ts";
+import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
+import { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { readStoredAccount } from "../_helpers/gateway_store.ts";
+import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+
+/** A mail From `from` to `to`, signed by a fresh key of `from`, dated a year ahead. */
+async function forged(from: string, to: { addr: string; publicKey: Uint8Array }) {
+  const key = await generateAccountKey(from);
+  const id = `<impostor-${crypto.randomUUID()}@test.invalid>`;
+  const date = new Date(Date.now() + YEAR_MS);
+  return renderEncryptedEnvelope({
+    from,
+    messageId: id,
+    date,
+    boundary: crypto.randomUUID(),
+    ciphertext: await encryptAndSign({
+      plaintext: renderChatMessage({
+        from: { addr: from, name: "A" },
+        to: [{ addr: to.addr }],
+        messageId: id,
+        date,
+        subject: "Message from A",
+        autocryptKey: key.publicKey,
+        text: "my new key, reply here",
+      }),
+      recipients: [await readPublicKey(to.publicKey)],
+      signingKey: await readPrivateKey(key.privateKey),
+    }),
+  });
+}
+
+Deno.test({
+  name: "an impostor of a verified contact's address never wins lookup_contact_id_by_addr",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    await using a = await GatewayPeer.start("A", relay);
+    await using b = await GatewayPeer.start("B", relay);
+    const pair = await joinBySecureJoin(a, b);
+    const bAcc = readStoredAccount(`${b.dir.path}/data`);
+    const lookup = () => b.call<number | null>("lookup_contact_id_by_addr", 1, a.addr);
+    assert.equal(await lookup(), pair.inviterOnJoiner);
+
+    const imap = createImapClient(
+      { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
+      bAcc.password,
+    );
+    imap.on("error", () => {});
+    await imap.connect();
+    try {
+      for (let i = 0; i < 2; i++) {
+        assert.ok(await imap.append("INBOX", Buffer.from(await forged(a.addr, bAcc))));
+      }
+      const keyContacts = () => b.call<number[]>("get_contact_ids", 1, 0, a.addr);
+      const ids = await b.poll(keyContacts, (ids) => ids.length === 3, 30_000);
+      assert.equal(ids.length, 3, "two impostor keys stored beside A");
+      assert.equal(await lookup(), pair.inviterOnJoiner, "the verified contact wins");
+      for (const id of ids.filter((id) => id !== pair.inviterOnJoiner)) {
+        const c = await b.call<{ isVerified: boolean; lastSeen: number }>("get_contact", 1, id);
+        assert.equal(c.isVerified, false);
+        assert.ok(c.lastSeen <= Math.ceil(Date.now() / 1000), `seen ${c.lastSeen}: clamped`);
+      }
+
+      // A writes again: still A; and nothing of the impostors landed in A's chat.
+      await a.call("send_msg", 1, pair.inviterChat, { text: "still me" });
+      await b.poll(
+        () => chatMessages(b, pair.joinerChat),
+        (msgs) => msgs.some((m) => m.text === "still me"),
+        30_000,
+      );
+      assert.equal(await lookup(), pair.inviterOnJoiner);
+      const inA = (await chatMessages(b, pair.joinerChat)).map((m) => m.text);
+      assert.ok(!inA.includes("my new key, reply here"), "impostor mail is not in A's chat");
+    } finally {
+      await imap.logout().catch(() => imap.close());
+    }
+  },
+});

@@ -1,0 +1,259 @@
+/**
+ * Tests of LicenseManager against the in-process license server: activation writes a verified
+ * privitty.lic, seat limits, sync (renewal, revocation), deactivation, the clock high-water mark
+ * and files tampered with on disk — every judgment with an injected clock.
+ */
+import assert from "node:assert/strict";
+import { LicenseClient } from "../../src/license/client.ts";
+import { LicenseManager } from "../../src/license/manager.ts";
+import { setLogSink } from "../../src/log.ts";
+import { ConfigKey } from "../../src/store/mod.ts";
+import { LicenseFixture } from "../_helpers/license_fixture.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
+
+const DAY = 86_400_000;
+const T0 = Date.parse("2030-01-01T00:00:00Z");
+const DEVICE_A = "a".repeat(64);
+const DEVICE_B = "b".repeat(64);
+
+/** A key/value state like the account database's config table. */
+function memoryState() {
+  const map = new Map<string, string>();
+  return { map, get: (k: string) => map.get(k), set: (k: string, v: string) => void map.set(k, v) };
+}
+
+async function setup(device = DEVICE_A, dataDir?: string) {
+  const server = await LicenseFixture.start(T0);
+  const dir = await makeTempDir("lic");
+  const clock = { now: T0 };
+  const state = memoryState();
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  const open = (deviceId = device) =>
+    LicenseManager.open({
+      dataDir: dataDir ?? dir.path,
+      deviceId,
+      keys: server.trusted,
+      state,
+      clock: () => clock.now,
+      client: new LicenseClient({ fetch: server.fetch }),
+    });
+  return {
+    server,
+    dir,
+    clock,
+    state,
+    lines,
+    open,
+    async [Symbol.asyncDispose]() {
+      setLogSink(prev);
+      await server[Symbol.asyncDispose]();
+      await dir.cleanup();
+    },
+  };
+}
+
+Deno.test("activate() binds the device, writes privitty.lic and is active at once", async () => {
+  await using t = await setup();
+  const { url, row } = t.server.issue({ type: "pro", maxDevices: 3, days: 30 });
+  const m = await t.open();
+  assert.equal(m.status(), "no_license");
+  const described = await m.activate(url);
+  assert.deepEqual(described, {
+    status: "active",
+    reason: `license ${row.id} is valid until 2030-01-31T00:00:00.000Z`,
+    license_id: row.id,
+    license_type: "pro",
+    customer: "Test customer",
+    issued_at: "2030-01-01T00:00:00.000Z",
+    expires_at: "2030-01-31T00:00:00.000Z",
+    max_devices: 3,
+    grace_days: 7,
+    device_id: DEVICE_A,
+  });
+  assert.ok(m.isActive());
+  assert.deepEqual(t.server.requests, [`POST /v1/license/${row.token}/activate`]);
+  const file = JSON.parse(await Deno.readTextFile(`${t.dir.path}/privitty.lic`));
+  assert.deepEqual(Object.keys(file), ["license_jwt", "customer_name", "url"]);
+  assert.equal(file.url, url);
+  assert.equal((await Deno.stat(`${t.dir.path}/privitty.lic`)).mode! & 0o777, 0o600);
+  const logged = t.lines.find((l) => l.includes("license activated"));
+  assert.ok(logged);
+  for (const field of [row.id, "pro", "2030-01-31T00:00:00.000Z", "max_devices=3"]) {
+    assert.ok(logged.includes(field), `activation log names ${field}: ${logged}`);
+  }
+  assert.ok(!logged.includes(row.token), "the delivery token is not logged");
+  const reopened = await t.open();
+  assert.equal(reopened.status(), "active", "a restart reads the same file");
+});
+
+Deno.test("activate() refuses the device after max_devices and installs nothing", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ maxDevices: 1 });
+  await (await t.open(DEVICE_B)).activate(url);
+  await Deno.remove(`${t.dir.path}/privitty.lic`);
+  const m = await t.open(DEVICE_A);
+  await assert.rejects(
+    m.activate(url),
+    (err: Error) => {
+      assert.match(
+        err.message,
+        /^the license server at http:\/\/license\.test\/v1\/license\/toke… refused to activate: license LIC-T1 allows 1 device\(s\) and all are in use; deactivate one of them first \(seat_limit\)$/,
+      );
+      return true;
+    },
+  );
+  assert.equal(m.status(), "no_license");
+  await assert.rejects(Deno.stat(`${t.dir.path}/privitty.lic`), Deno.errors.NotFound);
+  const again = await t.open(DEVICE_B);
+  await again.activate(url); // the device holding the seat may activate again (no new seat)
+  assert.equal(t.server.db.seats("LIC-T1").length, 1);
+});
+
+Deno.test("activate() names an unknown or revoked license and an unreachable server", async () => {
+  await using t = await setup();
+  const m = await t.open();
+  await assert.rejects(
+    m.activate("http://license.test/v1/license/nope-nope"),
+    /refused to activate: no license has this delivery URL \(unknown_license\)/,
+  );
+  const { url, row } = t.server.issue();
+  t.server.db.revoke(row.id, T0);
+  await assert.rejects(m.activate(url), /was revoked at 2030-01-01T00:00:00.000Z \(revoked\)/);
+  t.server.down = true;
+  await assert.rejects(m.activate(url), /is unreachable: error sending request/);
+  await assert.rejects(m.activate("ftp://x/y"), /"ftp:\/\/x\/y" is not a license delivery URL/);
+  assert.equal(m.status(), "no_license");
+});
+
+Deno.test("sync() brings a renewal (grace reset) and a revocation in without a restart", async () => {
+  await using t = await setup();
+  const { url, row } = t.server.issue({ days: 10, graceDays: 5 });
+  const m = await t.open();
+  await m.activate(url);
+  t.clock.now = T0 + 12 * DAY;
+  t.server.clock.now = t.clock.now;
+  assert.equal(m.status(), "grace_period");
+  assert.ok(m.isActive(), "gated calls still run in the grace period");
+  t.server.db.renew(row.id, T0 + 60 * DAY);
+  const synced = await m.sync();
+  assert.equal(synced.status, "active");
+  assert.equal(synced.expires_at, "2030-03-02T00:00:00.000Z");
+  t.server.db.revoke(row.id, t.clock.now);
+  const revoked = await m.sync();
+  assert.equal(revoked.status, "invalid");
+  assert.equal(revoked.reason, `license ${row.id} was revoked by its issuer`);
+  assert.equal(m.isActive(), false);
+});
+
+Deno.test("sync() and deactivate() need an installed license with a delivery URL", async () => {
+  await using t = await setup();
+  const m = await t.open();
+  for (const op of [() => m.sync(), () => m.deactivate()]) {
+    await assert.rejects(op(), /no license is installed \(status no_license\); activate one with/);
+  }
+  const { url } = t.server.issue();
+  await m.activate(url);
+  const file = JSON.parse(await Deno.readTextFile(`${t.dir.path}/privitty.lic`));
+  await Deno.writeTextFile(`${t.dir.path}/privitty.lic`, file.license_jwt); // a bare token
+  await m.reload();
+  assert.equal(m.status(), "active", "a bare signed token is a license file too");
+  await assert.rejects(m.sync(), /the license file names no delivery URL/);
+});
+
+Deno.test("deactivate() frees the seat; the kept file no longer counts; activation again does", async () => {
+  await using t = await setup();
+  const { url, row } = t.server.issue({ maxDevices: 1 });
+  const m = await t.open();
+  await m.activate(url);
+  assert.equal(t.server.db.seats(row.id).length, 1);
+  await m.deactivate();
+  assert.equal(t.server.db.seats(row.id).length, 0, "the seat is free");
+  assert.ok((await Deno.stat(`${t.dir.path}/privitty.lic`)).isFile, "the file is kept");
+  const d = m.describe();
+  assert.equal(d.status, "no_license");
+  assert.match(String(d.reason), /was deactivated on this device; the file is kept/);
+  assert.equal(d.license_id, row.id, "the kept file can still be inspected");
+  assert.equal((await t.open()).status(), "no_license", "also after a restart");
+  await assert.rejects(m.sync(), /holds no seat of license .* \(not_activated\)/);
+  // In the same second: the server signs the very same token again, and it counts.
+  assert.equal((await m.activate(url)).status, "active");
+  assert.equal(t.server.db.seats(row.id).length, 1);
+});
+
+Deno.test("the clock high-water mark is kept, never lowered, and catches a rolled-back clock", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ days: 365 });
+  const m = await t.open();
+  await m.activate(url);
+  t.clock.now = T0 + 20 * DAY;
+  assert.equal(m.status(), "active");
+  assert.equal(t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER), String(T0 + 20 * DAY));
+  t.clock.now = T0 + 2 * DAY; // set back
+  const v = m.verdict();
+  assert.equal(v.status, "clock_tampered");
+  assert.match(v.reason, /earlier than a time this gateway already saw \(2030-01-21/);
+  assert.equal(
+    t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER),
+    String(T0 + 20 * DAY),
+    "never lowered",
+  );
+  assert.equal((await t.open()).status(), "clock_tampered", "the mark survives a restart");
+  t.clock.now = T0 + 20 * DAY + 1;
+  assert.equal(m.status(), "active", "a corrected clock is fine again");
+});
+
+Deno.test("a sync forgives a clock that ran ahead once it is corrected (issuer's time wins)", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ days: 365 });
+  const m = await t.open();
+  await m.activate(url);
+  t.clock.now = T0 + 100 * DAY; // ahead by mistake
+  m.status();
+  t.clock.now = T0 + DAY; // corrected
+  assert.equal(m.status(), "clock_tampered");
+  t.server.clock.now = T0 + DAY;
+  assert.equal((await m.sync()).status, "active");
+});
+
+Deno.test("a license file tampered with, foreign, unreadable or of an earlier build is not honoured", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue();
+  const m = await t.open();
+  await m.activate(url);
+  const path = `${t.dir.path}/privitty.lic`;
+  const file = JSON.parse(await Deno.readTextFile(path));
+  const [h, p, s] = file.license_jwt.split(".");
+  const claims = JSON.parse(atob(p.replace(/-/g, "+").replace(/_/g, "/")));
+  const enc = (o: unknown) =>
+    btoa(JSON.stringify(o)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({ ...file, license_jwt: `${h}.${enc({ ...claims, exp: 4e9 })}.${s}` }),
+  );
+  await m.reload();
+  assert.equal(m.status(), "invalid");
+  assert.match(m.reason(), /^the license signature does not verify/);
+
+  await Deno.writeTextFile(path, JSON.stringify(file));
+  assert.equal((await t.open(DEVICE_B)).verdict().reason.includes("bound to another device"), true);
+  assert.equal((await t.open(DEVICE_B)).status(), "invalid");
+
+  await Deno.writeTextFile(path, "{not json");
+  await m.reload();
+  assert.deepEqual(m.verdict(), {
+    status: "invalid",
+    reason: "the license file is neither JSON nor a signed token",
+  });
+  await Deno.remove(path);
+  await Deno.mkdir(path);
+  await m.reload();
+  assert.equal(m.status(), "invalid");
+  assert.match(m.reason(), /^the license file cannot be read/);
+  await Deno.remove(path);
+
+  await Deno.writeTextFile(`${t.dir.path}/license.json`, '{"expires_at":"2099-01-01"}');
+  const legacy = await t.open();
+  assert.equal(legacy.status(), "no_license", "an unsigned license.json is never honoured");
+  assert.ok(t.lines.some((l) => l.includes("license.json (an unsigned license of an earlier")));
+});
