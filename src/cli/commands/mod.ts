@@ -8,6 +8,7 @@ import { config } from "./config.ts";
 import { connectivity } from "./connectivity.ts";
 import { contacts } from "./contacts.ts";
 import { events } from "./events.ts";
+import { group } from "./group.ts";
 import { health } from "./health.ts";
 import { info } from "./info.ts";
 import { invite } from "./invite.ts";
@@ -35,6 +36,7 @@ export const COMMANDS: readonly Command[] = [
   join,
   contacts,
   chats,
+  group,
   messages,
   send,
   sendFile,
