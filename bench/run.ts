@@ -3,7 +3,8 @@
  * throughput of /rpc and /health against a raw Deno.serve, SSE fan-out against a naive server,
  * and start-up times against a raw server start; writes the results to BENCHMARKS.md. Then the
  * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e) and the
- * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail).
+ * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
+ * and the group send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups).
  */
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
@@ -273,15 +274,20 @@ if (import.meta.main) {
   const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("./e2e.ts");
   const { runHostileMailSection } = await import("./hostile_mail.ts");
+  const { runGroupsSection } = await import("./groups.ts");
   if (only === "e2e") {
     await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
   } else if (only === "hostile-mail") {
     await runHostileMailSection("BENCH_ONLY=hostile-mail npx --yes deno@2.9.5 task bench");
+  } else if (only === "groups") {
+    await runGroupsSection("BENCH_ONLY=groups npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
     if (only !== "http") await runE2eSection();
     // Hostile load, inbox flood (bench/hostile_mail.ts): its own subsection.
     if (only !== "http") await runHostileMailSection();
+    // Group send, gateway vs Delta Chat (bench/groups.ts): its own section.
+    if (only !== "http") await runGroupsSection();
   }
 }
