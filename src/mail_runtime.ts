@@ -108,6 +108,7 @@ export function createMessenger(
       privateKey: self.privateKey,
       keys,
       now: () => ctx.now(),
+      channelSecrets: () => ctx.store.chats.subscribedSecrets(),
       knownKeys: (addr) =>
         ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
           k.length > 0

@@ -179,10 +179,19 @@ export class Chats {
     return this.ctx.store.chats.pastMemberIds(chat.id, nowSeconds(this.ctx) - PAST_MEMBER_SECONDS);
   }
 
-  /** True when self takes part: always for 1:1 chats, for groups while 1 is a member. */
+  /**
+   * True when self takes part: always for 1:1 chats, for groups and subscribed channels while 1
+   * is a member; never for our own channels (Delta Chat lists only subscribers there).
+   */
   selfInChat(chat: ChatRecord): boolean {
     return chat.type === ChatType.SINGLE ||
       this.ctx.store.chats.memberIds(chat.id).includes(ContactId.SELF);
+  }
+
+  /** True when we may send to the chat: a 1:1 chat, a group we are in, a channel we own. */
+  canSend(chat: ChatRecord): boolean {
+    if (chat.type === ChatType.BROADCAST) return chat.ownerId === ContactId.SELF;
+    return this.selfInChat(chat);
   }
 
   /**

@@ -4,6 +4,7 @@
  * relays accept. Chat messages ask for read receipts (Chat-Disposition-Notification-To) and for
  * the gateways' automatic delivery receipt (`Edge-Delivery-Receipt-To`, ignored by Delta Chat).
  */
+import { encryptForChannel } from "../crypto/channel_pgp.ts";
 import { encryptAndSign } from "../crypto/pgp.ts";
 import { renderEncryptedEnvelope } from "../mime/encrypted_envelope.ts";
 import {
@@ -19,6 +20,7 @@ import { newToken } from "../crypto/random.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "./chat_control.ts";
 import { escapeFooterMarks } from "./chat_text.ts";
+import { channelHeaders } from "./channel_mail.ts";
 import { groupHeaders } from "./group_mail.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
@@ -84,19 +86,24 @@ export class MailComposer {
     return { addr: this.self.addr, name: this.self.name || undefined };
   }
 
-  /** Encrypts `inner` to `to` and self, signs it and wraps it in the relay-conforming envelope. */
+  /**
+   * Encrypts `inner` to `to` and self (or, with `secret`, symmetrically with a channel's secret
+   * for every `to`), signs it and wraps it in the relay-conforming envelope.
+   */
   async seal(
     inner: Uint8Array,
     to: readonly KeyedRecipient[],
     messageId: string,
     subject?: string,
+    secret?: string,
   ): Promise<RenderedMail> {
-    const recipients = await Promise.all(to.map((r) => this.keys.get(r.publicKey)));
-    const ciphertext = await encryptAndSign({
-      plaintext: inner,
-      recipients,
-      signingKey: this.self.privateKey,
-    });
+    const ciphertext = secret !== undefined
+      ? await encryptForChannel({ plaintext: inner, secret, signingKey: this.self.privateKey })
+      : await encryptAndSign({
+        plaintext: inner,
+        recipients: await Promise.all(to.map((r) => this.keys.get(r.publicKey))),
+        signingKey: this.self.privateKey,
+      });
     const raw = renderEncryptedEnvelope({
       from: this.self.addr,
       messageId: `<${messageId}>`,
@@ -125,15 +132,21 @@ export class MailComposer {
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
-    const group = draft.group;
-    const subject = group === undefined
+    const { group, channel } = draft;
+    const named = group ?? channel;
+    const subject = named === undefined
       ? `Message from ${this.self.name || this.self.addr}`
-      : `${draft.inReplyTo !== "" ? "Re: " : ""}${group.name}`;
-    const extra: [string, string][] = group?.change !== undefined ? [] : [
+      : `${draft.inReplyTo !== "" ? "Re: " : ""}${named.name}`;
+    const system = group?.change !== undefined || channel?.change !== undefined;
+    const extra: [string, string][] = system ? [] : [
       [Header.CHAT_DISPOSITION_NOTIFICATION_TO, this.self.addr],
-      [Header.EDGE_DELIVERY_RECEIPT_TO, this.self.addr],
+      ...(channel === undefined
+        ? [[Header.EDGE_DELIVERY_RECEIPT_TO, this.self.addr] as [string, string]]
+        : []),
     ];
     if (group !== undefined) extra.push(...groupHeaders(group, encodeWord));
+    if (channel !== undefined) extra.push(...channelHeaders(channel, encodeWord));
+    const post = channel !== undefined && channel.change === undefined;
     if (draft.inReplyTo !== "") {
       extra.push(
         [Header.IN_REPLY_TO, `<${draft.inReplyTo}>`],
@@ -150,6 +163,7 @@ export class MailComposer {
     const inner = renderChatMessage({
       from: this.#from(),
       to: group === undefined ? to : group.to.map((m) => ({ addr: m.addr, name: m.name })),
+      hiddenRecipients: post,
       messageId: `<${messageId}>`,
       date: new Date(draft.timestamp * 1000),
       subject,
@@ -158,12 +172,14 @@ export class MailComposer {
       gossip: group?.gossip
         ? to.filter((r) => group.to.some((m) => m.addr === r.addr))
           .map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+        : channel?.change?.kind === "member-added"
+        ? to.map((r) => ({ addr: r.addr, keydata: r.publicKey }))
         : undefined,
       extra,
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       file,
     });
-    return await this.seal(inner, to, messageId, subject);
+    return await this.seal(inner, to, messageId, subject, post ? channel.secret : undefined);
   }
 
   /**

@@ -63,6 +63,8 @@ export type KnownKeys = (addr: string) => readonly Uint8Array[];
 export interface MailReaderDeps {
   readonly privateKey: openpgp.PrivateKey;
   readonly keys: PeerKeyCache;
+  /** Secrets of the channels we subscribe to: their posts are encrypted with one of them. */
+  readonly channelSecrets?: () => readonly string[];
   readonly knownKeys: KnownKeys;
   /** Decompressed plaintext limit (zip bombs). */
   readonly maxPlaintextBytes?: number;
@@ -193,7 +195,12 @@ async function readEncrypted(
   } catch (err) {
     throw fail(`bad armor: ${(err as Error).message}`, err);
   }
-  const decrypted = await decryptMessage(binary, deps.privateKey, deps.maxPlaintextBytes).catch(
+  const decrypted = await decryptMessage(
+    binary,
+    deps.privateKey,
+    deps.maxPlaintextBytes,
+    deps.channelSecrets?.() ?? [],
+  ).catch(
     (err) => {
       throw fail((err as Error).message, err);
     },

@@ -15,6 +15,7 @@ import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
 import type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
 import { type SystemMessage, Viewtype } from "../protocol.ts";
+import { type ChannelChange, channelPlan } from "./channel_mail.ts";
 import type { GroupChange } from "./group_mail.ts";
 import { GroupMembers } from "./group_members.ts";
 
@@ -45,6 +46,8 @@ export interface OutgoingMessage {
   readonly quotedMessageId?: number;
   /** A group system message: the change it announces (`text` is the mail's fallback body). */
   readonly groupChange?: GroupChange;
+  /** A channel system mail to one contact (`to`): a member-added, or our leave. */
+  readonly channelChange?: ChannelChange & { readonly to: number };
   /** Stored as an info message with this text and Delta Chat system-message kind. */
   readonly info?: { readonly text: string; readonly systemType: SystemMessage };
 }
@@ -180,8 +183,12 @@ export class Messages {
     const group = chat.type === ChatType.GROUP
       ? await new GroupMembers(this.ctx).plan(chat, m.groupChange)
       : undefined;
-    const waits = group === undefined && await this.#joinWait(chat, render);
-    const recipients = group?.recipients ?? (waits ? [] : this.sendRecipients(chat));
+    const channel = chat.type === ChatType.BROADCAST
+      ? channelPlan(this.ctx, chat, m.channelChange)
+      : undefined;
+    const waits = chat.type === ChatType.SINGLE && await this.#joinWait(chat, render);
+    const recipients = group?.recipients ?? channel?.recipients ??
+      (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
@@ -198,6 +205,7 @@ export class Messages {
         inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
         quote: quoted === undefined ? "" : quoteTextOf(quoted),
         ...(group === undefined ? {} : { group: group.mail }),
+        ...(channel === undefined ? {} : { channel: channel.mail }),
       };
       if (waits) {
         msgId = this.#insertOutgoing(draft, m.info);

@@ -10,6 +10,7 @@ import { logger } from "../log.ts";
 import { Header, isSecureJoinRequest, parseSecureJoinStep, SecureJoinStep } from "../protocol.ts";
 import { fingerprintOf } from "../crypto/pgp.ts";
 import { assignChat, type ChatAssignment } from "./chat_assignment.ts";
+import { Channels } from "./channels.ts";
 import type { PeerKey } from "./contacts.ts";
 import { type ChatTarget, type GroupPrep, GroupReceiver, prepareGroup } from "./group_receive.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
@@ -82,6 +83,7 @@ export class Receiver {
   readonly #states: MessageStates;
   readonly #controls: ChatControls;
   readonly #groups: GroupReceiver;
+  readonly #channels: Channels;
 
   constructor(private readonly deps: ReceiveDeps) {
     this.#controls = new ChatControls(deps.ctx);
@@ -89,6 +91,7 @@ export class Receiver {
     this.#chats = new Chats(deps.ctx);
     this.#states = new MessageStates(deps.ctx);
     this.#groups = new GroupReceiver(deps.ctx);
+    this.#channels = new Channels(deps.ctx);
   }
 
   /**
@@ -195,8 +198,7 @@ export class Receiver {
 
   /**
    * The chat a message goes to, for the assignment's kind (inside the storing transaction), with
-   * the info text of a group system message, or a reason it goes nowhere. Channels are not
-   * subscribed yet: their posts are discarded.
+   * the info text of a group or channel system message, or a reason it goes nowhere.
    */
   #chatOf(
     mail: ReadMail,
@@ -218,7 +220,7 @@ export class Receiver {
           systemType,
         );
       case "channel":
-        return { kind: "discard", reason: "a post of a channel we do not subscribe to" };
+        return this.#channels.applyReceived(mail, assignment.listId, senderId);
       case "discard":
         return assignment;
     }

@@ -5,6 +5,7 @@
 import type { Viewtype } from "../protocol.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import type { BlobFile } from "./blobs.ts";
+import type { ChannelMail } from "./channel_mail.ts";
 import type { GroupMail } from "./group_mail.ts";
 
 /** A message about to be rendered (no id yet). */
@@ -25,6 +26,8 @@ export interface OutgoingDraft {
   readonly quote: string;
   /** For a group: its id, name, members and the change the mail announces (group_mail.ts). */
   readonly group?: GroupMail;
+  /** For a channel: its id, name and secret, and the change a system mail announces. */
+  readonly channel?: ChannelMail;
 }
 
 /** What a renderer produced: the complete encrypted mail and its SMTP envelope. */

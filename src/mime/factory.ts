@@ -29,6 +29,8 @@ export interface InnerBase {
   readonly extra?: readonly [string, string][];
   /** Boundary for multipart bodies (random in production). */
   readonly boundary?: string;
+  /** `To: "hidden-recipients": ;` instead of `to` (channel posts). */
+  readonly hiddenRecipients?: boolean;
 }
 
 /** A file to attach. */
@@ -81,7 +83,7 @@ function rootHeaders(m: InnerBase, contentType: string, transferEncoding?: strin
   const h: [string, string][] = [
     [Header.CONTENT_TYPE, `${contentType}; protected-headers="v1"; hp="cipher"`],
     [Header.FROM, formatMailbox(m.from)],
-    [Header.TO, m.to.map(formatMailbox).join(", ")],
+    [Header.TO, m.hiddenRecipients ? '"hidden-recipients": ;' : m.to.map(formatMailbox).join(", ")],
     [Header.SUBJECT, encodeWord(m.subject)],
     [Header.DATE, rfc5322Date(m.date)],
     [Header.MESSAGE_ID, m.messageId],

@@ -219,6 +219,11 @@ export interface BasicChat {
   readonly isDeviceChat: boolean;
   readonly isContactRequest: boolean;
   readonly color: string;
+  /**
+   * For a channel (chatType 130): `"owner"` for ours (Delta Chat's OutBroadcast), `"subscriber"`
+   * for one we subscribed to (InBroadcast, read-only); null for other chats.
+   */
+  readonly channelRole: "owner" | "subscriber" | null;
 }
 
 /** `get_full_chat_by_id`; `contactIds` as Delta Chat (1:1: `[peer]`). */
@@ -403,6 +408,11 @@ export function toBasicChat(
     pinned: false,
     isMuted: chat.muted,
     isUnpromoted: chat.unpromoted,
+    channelRole: chat.type !== ChatType.BROADCAST
+      ? null
+      : chat.ownerId === ContactId.SELF
+      ? "owner"
+      : "subscriber",
     isSelfTalk: false,
     isDeviceChat: false,
     isContactRequest: false,

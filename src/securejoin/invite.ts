@@ -65,17 +65,22 @@ export function formatInvite(
     auth: string;
     /** A group invite: its id (`x=`) and name (`g=`). */
     group?: { id: string; name: string };
+    /** A channel invite: its id (`x=`) and name (`b=`); the invite number goes in `j=`. */
+    broadcast?: { id: string; name: string };
   },
 ): string {
   const fpr = normalizeFingerprint(p.fingerprint);
   for (const [k, v] of [["inviteNumber", p.inviteNumber], ["auth", p.auth]]) {
     if (!TOKEN.test(v)) throw new InvalidInviteError(`${k} must be 11-32 base64url characters`);
   }
-  const group = p.group === undefined
-    ? ""
-    : `&g=${encodeParam(cutName(p.group.name))}&x=${p.group.id}`;
+  const group = p.group !== undefined
+    ? `&g=${encodeParam(cutName(p.group.name))}&x=${p.group.id}`
+    : p.broadcast !== undefined
+    ? `&b=${encodeParam(cutName(p.broadcast.name))}&x=${p.broadcast.id}`
+    : "";
+  const number = p.broadcast === undefined ? "i" : "j";
   return `OPENPGP4FPR:${fpr}#a=${encodeParam(p.addr)}&n=${encodeParam(cutName(p.name))}` +
-    `${group}&i=${p.inviteNumber}&s=${p.auth}`;
+    `${group}&${number}=${p.inviteNumber}&s=${p.auth}`;
 }
 
 /** Upper-case hex of a 20-byte fingerprint; other characters (spaces) are ignored. */

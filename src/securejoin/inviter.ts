@@ -14,6 +14,7 @@ import { logger } from "../log.ts";
 import { newToken } from "../crypto/random.ts";
 import { formatInvite } from "./invite.ts";
 import { ChatType, ContactId } from "../constants.ts";
+import { Channels } from "../core/channels.ts";
 import { GroupMembers } from "../core/group_members.ts";
 import { Groups } from "../core/groups.ts";
 import { GatewayError } from "../errors.ts";
@@ -41,9 +42,16 @@ export class Inviter {
    */
   createInvite(chatId = 0): string {
     const store = this.deps.ctx.store.securejoin;
-    const group = chatId === 0 ? undefined : this.#groups().requireGroup(chatId);
+    const target = chatId === 0 ? undefined : new Chats(this.deps.ctx).require(chatId);
+    const channel = target?.type === ChatType.BROADCAST ? target : undefined;
+    const group = target === undefined || channel !== undefined
+      ? undefined
+      : this.#groups().requireGroup(chatId);
     if (group !== undefined && !new GroupMembers(this.deps.ctx).isMember(chatId, ContactId.SELF)) {
       throw new GatewayError(`cannot invite to group chat ${chatId}: you are not a member`);
+    }
+    if (channel !== undefined && channel.ownerId !== ContactId.SELF) {
+      throw new GatewayError(`cannot invite to channel ${chatId}: only its owner can`);
     }
     return this.deps.ctx.tx.run(() => {
       let inviteNumber = store.tokens("invite", chatId)[0]?.token;
@@ -60,6 +68,7 @@ export class Inviter {
         inviteNumber,
         auth,
         group: group && { id: group.grpid, name: group.name },
+        broadcast: channel && { id: channel.grpid, name: channel.name },
       });
     });
   }
@@ -157,11 +166,15 @@ export class Inviter {
       contacts.markVerified(id);
       return id;
     });
-    await this.#groups().addMember(chatId, contactId, true);
+    const channel = this.deps.ctx.store.chats.get(chatId)?.type === ChatType.BROADCAST;
+    if (channel) {
+      await new Channels(this.deps.ctx, (d, c, r) => this.deps.composer.renderChat(d, c, r))
+        .addSubscriber(chatId, contactId);
+    } else await this.#groups().addMember(chatId, contactId, true);
     this.deps.ctx.tx.emit({
       kind: "SecurejoinInviterProgress",
       contactId,
-      chatType: ChatType.GROUP,
+      chatType: channel ? ChatType.BROADCAST : ChatType.GROUP,
       chatId,
       progress: 1000,
     });

@@ -42,9 +42,11 @@ interface StoredInvite {
   name: string;
   inviteNumber: string;
   auth: string;
-  /** Group invites: the group id (`x=`) and name (`g=`). */
+  /** Group and channel invites: the id (`x=`) and name (`g=` / `b=`). */
   groupId?: string;
   groupName?: string;
+  /** A channel invite (`b=`). */
+  broadcast?: boolean;
 }
 
 /** Parses and checks a link for `join`; errors are InvalidParamsError with a clear message. */
@@ -64,13 +66,8 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
       "not an invite: the link has a fingerprint but no auth token (s=)",
     );
   }
-  if (invite.kind === "group" && !isValidGroupId(invite.groupId ?? "")) {
-    throw new InvalidParamsError("the group invite has no valid group id (x=)");
-  }
-  if (invite.kind !== "contact" && invite.kind !== "group") {
-    throw new InvalidParamsError(
-      `${invite.kind} invites are not supported; use a 1:1 or group invite link`,
-    );
+  if (invite.kind !== "contact" && !isValidGroupId(invite.groupId ?? "")) {
+    throw new InvalidParamsError(`the ${invite.kind} invite has no valid id (x=)`);
   }
   if (invite.inviteNumber === undefined) {
     throw new InvalidParamsError(
@@ -85,6 +82,8 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
     auth: invite.auth!,
     ...(invite.kind === "group"
       ? { groupId: invite.groupId, groupName: invite.groupName || "Group" }
+      : invite.kind === "broadcast"
+      ? { groupId: invite.groupId, groupName: invite.groupName || "Channel", broadcast: true }
       : {}),
   };
 }
@@ -119,7 +118,7 @@ export class Joiner {
       }
       const chatId = invite.groupId === undefined
         ? this.#chats.getOrCreate1to1(contact.id).chatId
-        : this.#groupChat(invite.groupId, invite.groupName ?? "", emit);
+        : this.#groupChat(invite, contact.id, emit);
       const key = contact.publicKey.length > 0 ? contact.publicKey : undefined;
       const joinerId = this.deps.ctx.store.securejoin.addJoiner({
         invite,
@@ -145,15 +144,19 @@ export class Joiner {
     return chatId;
   }
 
-  /** The group chat of a group invite, created (without us as member) when unknown. */
-  #groupChat(grpid: string, name: string, emit: Emit): number {
-    const known = this.deps.ctx.store.chats.byGrpid(grpid);
+  /**
+   * The chat of a group or channel invite, created (without us as member) when unknown; a
+   * channel's owner is the inviter.
+   */
+  #groupChat(invite: StoredInvite, inviterId: number, emit: Emit): number {
+    const known = this.deps.ctx.store.chats.byGrpid(invite.groupId!);
     if (known !== undefined) return known.id;
     const chatId = this.deps.ctx.store.chats.insert({
-      type: ChatType.GROUP,
-      name,
-      grpid,
+      type: invite.broadcast ? ChatType.BROADCAST : ChatType.GROUP,
+      name: invite.groupName ?? "",
+      grpid: invite.groupId,
       createdAt: nowSeconds(this.deps.ctx),
+      ownerId: invite.broadcast ? inviterId : 0,
     });
     emit({ kind: "MsgsChanged", chatId: 0, msgId: 0 });
     emit({ kind: "ChatModified", chatId });
@@ -165,7 +168,9 @@ export class Joiner {
       [Header.SECURE_JOIN_AUTH, invite.auth],
       [Header.SECURE_JOIN_FINGERPRINT, this.deps.self.fingerprint],
     ];
-    if (invite.groupId !== undefined) headers.push([Header.SECURE_JOIN_GROUP, invite.groupId]);
+    if (invite.groupId !== undefined && !invite.broadcast) {
+      headers.push([Header.SECURE_JOIN_GROUP, invite.groupId]);
+    }
     this.deps.queue(
       await this.deps.composer.renderSecureJoinStep(
         { addr: invite.addr, name: invite.name, publicKey: key },
@@ -267,11 +272,15 @@ function stepOf(invite: StoredInvite, step: "request" | "request-with-auth") {
 
 /** The joiner's progress event for its handshake's contact and chat (1:1 or group). */
 function joinerProgress(joiner: JoinerRecord, progress: number): GatewayEvent {
-  const group = (joiner.invite as StoredInvite).groupId !== undefined;
+  const invite = joiner.invite as StoredInvite;
   return {
     kind: "SecurejoinJoinerProgress",
     contactId: joiner.contactId,
-    chatType: group ? ChatType.GROUP : ChatType.SINGLE,
+    chatType: invite.broadcast
+      ? ChatType.BROADCAST
+      : invite.groupId !== undefined
+      ? ChatType.GROUP
+      : ChatType.SINGLE,
     chatId: joiner.chatId,
     progress,
   };

@@ -32,6 +32,10 @@ export interface ChatRecord {
   readonly unpromoted: boolean;
   /** Unix seconds we last sent every member's key (`Autocrypt-Gossip`); 0 never. */
   readonly gossipedAt: number;
+  /** A channel's secret (posts are encrypted with it); '' for other chats or after leaving. */
+  readonly broadcastSecret: string;
+  /** A channel's owner: 1 when we own it, else the contact we subscribed to; 0 other chats. */
+  readonly ownerId: number;
 }
 
 /** One member row of a chat: a current member while `addTimestamp >= removeTimestamp`. */
@@ -53,6 +57,8 @@ export interface NewChat {
   readonly createdAt?: number;
   readonly nameTimestamp?: number;
   readonly unpromoted?: boolean;
+  readonly broadcastSecret?: string;
+  readonly ownerId?: number;
 }
 
 /** Filters of `listByActivity`. */
@@ -78,11 +84,13 @@ interface ChatRow {
   avatar_timestamp: number;
   unpromoted: number;
   gossiped_at: number;
+  broadcast_secret: string;
+  owner_id: number;
 }
 
 const COLUMNS =
   "id, type, name, contact_id, grpid, created_at, archived, muted, ephemeral_timer, " +
-  "name_timestamp, avatar, avatar_timestamp, unpromoted, gossiped_at";
+  "name_timestamp, avatar, avatar_timestamp, unpromoted, gossiped_at, broadcast_secret, owner_id";
 const SELECT = `SELECT ${COLUMNS} FROM chats`;
 
 function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
@@ -101,6 +109,8 @@ function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
     avatarTimestamp: row.avatar_timestamp,
     unpromoted: row.unpromoted !== 0,
     gossipedAt: row.gossiped_at,
+    broadcastSecret: row.broadcast_secret,
+    ownerId: row.owner_id,
   };
 }
 
@@ -129,8 +139,8 @@ export class ChatsStore {
   /** Inserts a chat and returns its id (≥ 10). Members are added with `addMember`. */
   insert(c: NewChat): number {
     return this.db.run(
-      "INSERT INTO chats (type, name, contact_id, grpid, created_at, name_timestamp, unpromoted) " +
-        "VALUES (?, ?, ?, ?, coalesce(?, unixepoch()), ?, ?)",
+      "INSERT INTO chats (type, name, contact_id, grpid, created_at, name_timestamp, unpromoted, " +
+        "broadcast_secret, owner_id) VALUES (?, ?, ?, ?, coalesce(?, unixepoch()), ?, ?, ?, ?)",
       c.type,
       c.name ?? "",
       c.contactId ?? 0,
@@ -138,6 +148,8 @@ export class ChatsStore {
       c.createdAt ?? null,
       c.nameTimestamp ?? 0,
       c.unpromoted ? 1 : 0,
+      c.broadcastSecret ?? "",
+      c.ownerId ?? 0,
     ).lastId;
   }
 
@@ -145,6 +157,15 @@ export class ChatsStore {
   addMember(chatId: number, contactId: number): void {
     this.db.run(
       "INSERT INTO chat_contacts (chat_id, contact_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+      chatId,
+      contactId,
+    );
+  }
+
+  /** Deletes a member row (a channel subscriber who left: no past-member entry). */
+  deleteMember(chatId: number, contactId: number): void {
+    this.db.run(
+      "DELETE FROM chat_contacts WHERE chat_id = ? AND contact_id = ?",
       chatId,
       contactId,
     );
@@ -233,6 +254,19 @@ export class ChatsStore {
   /** Marks a group announced (its first mail is queued). */
   setPromoted(id: number): void {
     this.db.run("UPDATE chats SET unpromoted = 0 WHERE id = ?", id);
+  }
+
+  /** Sets a channel's secret ('' after leaving it). */
+  setBroadcastSecret(id: number, secret: string): void {
+    this.db.run("UPDATE chats SET broadcast_secret = ? WHERE id = ?", secret, id);
+  }
+
+  /** Secrets of the channels we subscribe to (for decrypting their posts). */
+  subscribedSecrets(): string[] {
+    return this.db.all<{ broadcast_secret: string }>(
+      "SELECT broadcast_secret FROM chats WHERE type = 130 AND owner_id <> 1 " +
+        "AND broadcast_secret <> ''",
+    ).map((r) => r.broadcast_secret);
   }
 
   /** Records when every member's key was last gossiped. */

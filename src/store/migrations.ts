@@ -226,4 +226,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE chats ADD COLUMN unpromoted INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE chats ADD COLUMN gossiped_at INTEGER NOT NULL DEFAULT 0;
   `,
+  // 11: broadcast channels (type 130): the secret posts are encrypted with, and who owns the
+  // channel (1: we do; else the contact whose channel we subscribed to).
+  `
+  ALTER TABLE chats ADD COLUMN broadcast_secret TEXT NOT NULL DEFAULT '';
+  ALTER TABLE chats ADD COLUMN owner_id INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -145,7 +145,7 @@ export const getFullChatById: MethodEntry = {
       pastContactIds: chats.pastMemberIds(summary.chat.id),
       freshMessageCounter: summary.freshCount,
       selfInGroup: selfIn,
-      canSend: selfIn,
+      canSend: chats.canSend(summary.chat),
       ephemeralTimer: summary.chat.ephemeralTimer,
       wasSeenRecently: peer !== undefined && seenRecently(peer.lastSeen),
       mailingListAddress: null,

@@ -4,6 +4,8 @@
  * `set_chat_profile_image`, `get_past_chat_contacts` (core/groups.ts does the work).
  */
 import { mimeOf } from "../../core/blobs.ts";
+import { ChatType } from "../../constants.ts";
+import { Channels } from "../../core/channels.ts";
 import { Chats } from "../../core/chats.ts";
 import { contextOf } from "../../core/context.ts";
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
@@ -68,16 +70,38 @@ export const removeContactFromChat: MethodEntry = {
   },
 };
 
-/** `leave_group [account_id, chat_id]` → nothing (HTTP 204): `remove_contact_from_chat(…, 1)`. */
+/**
+ * `leave_group [account_id, chat_id]` → nothing (HTTP 204): leaves a group (the members are
+ * told; we can no longer send) or a channel we subscribe to (its owner alone is told; its posts
+ * no longer open).
+ */
 export const leaveGroup: MethodEntry = {
   name: "leave_group",
-  summary: "Leaves a group; the members are told, and you can no longer send to it.",
+  summary: "Leaves a group or a channel you subscribe to.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId]) {
-    await groupsOf(s).leave(chatId as number);
+    const ctx = contextOf(s);
+    if (new Chats(ctx).require(chatId as number).type === ChatType.BROADCAST) {
+      await new Channels(ctx, (d, c, r) => s.outgoing.render(d, c, r)).leave(chatId as number);
+    } else await groupsOf(s).leave(chatId as number);
   },
+};
+
+/**
+ * `create_broadcast [account_id, chat_name]` → chat id of a new channel we own (chatType 130,
+ * `channelRole: "owner"`). Subscribers join only by its invite
+ * (`get_chat_securejoin_qr_code(1, chat_id)`); `send_msg` posts to every subscriber as Delta
+ * Chat 2.x channel posts (encrypted with the channel's secret); their replies arrive in their
+ * 1:1 chats. Events: `MsgsChanged{0,0}`, `ChatModified`.
+ */
+export const createBroadcast: MethodEntry = {
+  name: "create_broadcast",
+  summary: "Creates a broadcast channel you own; people subscribe by its invite.",
+  params: [ACCOUNT_PARAM, { name: "chat_name", type: "string", description: "Its name." }],
+  result: { type: "u32", description: "The channel's chat id." },
+  handler: (s, [, name]) => new Channels(contextOf(s)).create(name as string),
 };
 
 /** `set_chat_name [account_id, chat_id, new_name]` → nothing (HTTP 204); every member follows. */
@@ -145,6 +169,7 @@ export const GROUP_METHODS: readonly MethodEntry[] = [
   addContactToChat,
   removeContactFromChat,
   leaveGroup,
+  createBroadcast,
   setChatName,
   setChatProfileImage,
   getPastChatContacts,
