@@ -3,6 +3,7 @@
  * order of the help text and of the README table.
  */
 import type { Command } from "../command.ts";
+import { broadcast } from "./broadcast.ts";
 import { chats } from "./chats.ts";
 import { config } from "./config.ts";
 import { connectivity } from "./connectivity.ts";
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   contacts,
   chats,
   group,
+  broadcast,
   messages,
   send,
   sendFile,

@@ -1,4 +1,4 @@
-/** The `group` command against the fake daemon: the RPC calls it makes and what it prints. */
+/** The `group` and `broadcast` commands against the fake daemon: RPC calls made, output. */
 import assert from "node:assert/strict";
 import { type RpcRoute, startFakeDaemon } from "./fixtures/fake_daemon.ts";
 import { runCli } from "./fixtures/run_cli.ts";
@@ -12,6 +12,7 @@ const ROUTES: Record<string, RpcRoute> = {
   get_chat_securejoin_qr_code: { result: "OPENPGP4FPR:AB#a=x%40y&g=Ops&x=grp&i=i&s=s" },
   get_chat_contacts: { result: [1, 12] },
   get_past_chat_contacts: { result: [13] },
+  create_broadcast: { result: 21 },
 };
 
 Deno.test("group create|add|remove|leave|rename|invite|members call Delta Chat's group methods", async () => {
@@ -58,6 +59,25 @@ Deno.test("group refuses unknown actions and wrong arguments with the usage (exi
     assert.equal(short.code, 2);
     assert.match(short.stderr, /usage: group add <chat> <contact>/);
     assert.deepEqual(d.calls, []);
+  } finally {
+    await d.close();
+  }
+});
+
+Deno.test("broadcast create|invite call create_broadcast and get_chat_securejoin_qr_code", async () => {
+  const d = await startFakeDaemon({ rpc: ROUTES });
+  try {
+    const created = await runCli(["--url", d.url, "broadcast", "create", "News"]);
+    assert.equal(created.stdout, "21\n", created.stderr);
+    const invite = await runCli(["--url", d.url, "broadcast", "invite", "21"]);
+    assert.match(invite.stdout, /^OPENPGP4FPR:/);
+    assert.deepEqual(d.calls, [
+      { method: "create_broadcast", params: [1, "News"] },
+      { method: "get_chat_securejoin_qr_code", params: [1, 21] },
+    ]);
+    const bad = await runCli(["--url", d.url, "broadcast", "post", "21"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /unknown broadcast action 'post'/);
   } finally {
     await d.close();
   }
