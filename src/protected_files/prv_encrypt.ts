@@ -1,0 +1,149 @@
+/**
+ * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, a few 64 KiB
+ * chunks in flight, SHA-256 of the plaintext and of the output on the way, atomic file output.
+ */
+import { createHash } from "node:crypto";
+import { writeAll, writeFileAtomically } from "./atomic_file.ts";
+import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
+import { deriveKeys, newCek, sealChunk, signHeader } from "./prv_crypto.ts";
+import { PrvSourceError } from "./prv_errors.ts";
+import {
+  chunkSpan,
+  encodeHeader,
+  FILE_UID_SIZE,
+  layoutForPlaintext,
+  NONCE_PREFIX_SIZE,
+  SALT_SIZE,
+} from "./prv_format.ts";
+
+/** Chunks being sealed at once: keeps both cores busy while memory stays at a few chunks. */
+export const DEFAULT_IN_FLIGHT = 4;
+
+/** What an encryption produced (hashes are lower-case hex SHA-256). */
+export interface PrvEncryption {
+  /** The file's content key: the caller splits it (CEK = S1 xor S2) and must not log it. */
+  readonly cek: Uint8Array;
+  /** The header's random file id, hex. */
+  readonly fileUid: string;
+  readonly plaintextSha256: string;
+  /** SHA-256 of the whole `.prv` (header and chunks). */
+  readonly prvSha256: string;
+  readonly plaintextSize: number;
+  readonly prvSize: number;
+}
+
+/** An encryption written to a file. */
+export interface PrvFileEncryption extends PrvEncryption {
+  readonly path: string;
+}
+
+/** Options of the encryption. */
+export interface PrvEncryptOptions {
+  /** Chunks sealed concurrently (default DEFAULT_IN_FLIGHT, at least 1). */
+  readonly inFlight?: number;
+}
+
+const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+
+/** The `.prv` path for a plaintext path: the same path with `.prv` appended (SPEC). */
+export function prvPathFor(plaintextPath: string): string {
+  return `${plaintextPath}.prv`;
+}
+
+/**
+ * Encrypts exactly `size` bytes of `source` as a `.prv`, handing the output to `sink` in order
+ * (header, then each chunk; `sink` is awaited, so a slow sink slows the reading). At most
+ * `inFlight` chunks are read ahead of the sink. Throws PrvSourceError when the source ends
+ * before `size` bytes or has more; a stream source is cancelled on any failure.
+ */
+export async function encryptPrv(
+  source: PlaintextSource,
+  size: number,
+  sink: (bytes: Uint8Array) => Promise<void>,
+  options: PrvEncryptOptions = {},
+): Promise<PrvEncryption> {
+  const layout = layoutForPlaintext(size);
+  const depth = Math.max(1, options.inFlight ?? DEFAULT_IN_FLIGHT);
+  const reader = fillReaderOf(source);
+  const cek = newCek();
+  const random = (n: number) => crypto.getRandomValues(new Uint8Array(n));
+  const fields = {
+    fileUid: random(FILE_UID_SIZE),
+    salt: random(SALT_SIZE),
+    noncePrefix: random(NONCE_PREFIX_SIZE),
+  };
+  const header = encodeHeader(fields);
+  const plainHash = createHash("sha256");
+  const prvHash = createHash("sha256");
+  const emit = async (bytes: Uint8Array) => {
+    prvHash.update(bytes);
+    await sink(bytes);
+  };
+  const inFlight: Promise<Uint8Array>[] = [];
+  try {
+    const keys = await deriveKeys(cek, fields.salt);
+    await signHeader(keys, header);
+    await emit(header);
+    for (let i = 0; i < layout.chunkCount; i++) {
+      const span = chunkSpan(layout, i);
+      const plain = new Uint8Array(span.plainLength);
+      const got = await reader.fill(plain);
+      if (got < plain.byteLength) {
+        throw new PrvSourceError(
+          `the source ended after ${span.plainStart + got} of ${size} bytes ` +
+            `(the file changed after it was checked)`,
+        );
+      }
+      plainHash.update(plain);
+      const place = { header, noncePrefix: fields.noncePrefix, index: i, last: span.last };
+      const sealed = sealChunk(keys, place, plain);
+      sealed.catch(() => {}); // awaited in order below; never an unhandled rejection
+      inFlight.push(sealed);
+      if (inFlight.length >= depth) await emit(await inFlight.shift()!);
+    }
+    while (inFlight.length > 0) await emit(await inFlight.shift()!);
+    if (await reader.fill(new Uint8Array(1)) > 0) {
+      throw new PrvSourceError(
+        `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
+      );
+    }
+  } catch (err) {
+    await reader.cancel(err);
+    throw err;
+  }
+  return {
+    cek,
+    fileUid: hex(fields.fileUid),
+    plaintextSha256: plainHash.digest("hex"),
+    prvSha256: prvHash.digest("hex"),
+    plaintextSize: size,
+    prvSize: layout.prvSize,
+  };
+}
+
+/**
+ * Encrypts exactly `size` bytes of an opened `source` into the file `destPath` (normally
+ * `prvPathFor(plaintextPath)`), atomically: a failure or a crash leaves no file, and no partial
+ * one, under `destPath` (an existing file there is replaced only on success). The caller opened
+ * the source (after its checks) and closes it.
+ */
+export async function encryptToPrv(
+  source: PlaintextSource,
+  size: number,
+  destPath: string,
+  options: PrvEncryptOptions = {},
+): Promise<PrvFileEncryption> {
+  try {
+    const result = await writeFileAtomically(
+      destPath,
+      (file) => encryptPrv(source, size, (bytes) => writeAll(file, bytes), options),
+    );
+    return { ...result, path: destPath };
+  } catch (err) {
+    // The output could not even be created: release a stream source that was never read.
+    if (source instanceof ReadableStream && !source.locked) {
+      await source.cancel(err).catch(() => {});
+    }
+    throw err;
+  }
+}
