@@ -8,6 +8,7 @@ import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
 import { deriveKeys, newCek, sealChunk, signHeader } from "./prv_crypto.ts";
 import { PrvSourceError } from "./prv_errors.ts";
 import {
+  CHUNK_SIZE,
   chunkSpan,
   encodeHeader,
   FILE_UID_SIZE,
@@ -16,8 +17,12 @@ import {
   SALT_SIZE,
 } from "./prv_format.ts";
 
-/** Chunks being sealed at once: keeps both cores busy while memory stays at a few chunks. */
-export const DEFAULT_IN_FLIGHT = 4;
+/**
+ * Chunks read, sealed and written as one batch (1 MiB): one read, one hash update and one write
+ * per batch instead of per chunk. One batch is sealed while the previous one is written, so at
+ * most two batches (about 4 MiB with their ciphertext) are held, whatever the file size.
+ */
+export const DEFAULT_BATCH_CHUNKS = 16;
 
 /** What an encryption produced (hashes are lower-case hex SHA-256). */
 export interface PrvEncryption {
@@ -39,8 +44,8 @@ export interface PrvFileEncryption extends PrvEncryption {
 
 /** Options of the encryption. */
 export interface PrvEncryptOptions {
-  /** Chunks sealed concurrently (default DEFAULT_IN_FLIGHT, at least 1). */
-  readonly inFlight?: number;
+  /** Chunks per batch (default DEFAULT_BATCH_CHUNKS, at least 1). */
+  readonly batchChunks?: number;
 }
 
 const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
@@ -50,11 +55,23 @@ export function prvPathFor(plaintextPath: string): string {
   return `${plaintextPath}.prv`;
 }
 
+/** Joins sealed chunks into one buffer (a single write and hash update). */
+function join(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
 /**
  * Encrypts exactly `size` bytes of `source` as a `.prv`, handing the output to `sink` in order
- * (header, then each chunk; `sink` is awaited, so a slow sink slows the reading). At most
- * `inFlight` chunks are read ahead of the sink. Throws PrvSourceError when the source ends
- * before `size` bytes or has more; a stream source is cancelled on any failure.
+ * (the header, then one buffer per batch of chunks; `sink` is awaited, so a slow sink slows the
+ * reading). Throws PrvSourceError when the source ends before `size` bytes or has more; a stream
+ * source is cancelled on any failure.
  */
 export async function encryptPrv(
   source: PlaintextSource,
@@ -63,7 +80,7 @@ export async function encryptPrv(
   options: PrvEncryptOptions = {},
 ): Promise<PrvEncryption> {
   const layout = layoutForPlaintext(size);
-  const depth = Math.max(1, options.inFlight ?? DEFAULT_IN_FLIGHT);
+  const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
   const reader = fillReaderOf(source);
   const cek = newCek();
   const random = (n: number) => crypto.getRandomValues(new Uint8Array(n));
@@ -79,29 +96,36 @@ export async function encryptPrv(
     prvHash.update(bytes);
     await sink(bytes);
   };
-  const inFlight: Promise<Uint8Array>[] = [];
+  let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
   try {
     const keys = await deriveKeys(cek, fields.salt);
     await signHeader(keys, header);
     await emit(header);
-    for (let i = 0; i < layout.chunkCount; i++) {
-      const span = chunkSpan(layout, i);
-      const plain = new Uint8Array(span.plainLength);
+    for (let first = 0; first < layout.chunkCount; first += batch) {
+      const count = Math.min(batch, layout.chunkCount - first);
+      const start = first * CHUNK_SIZE;
+      const plain = new Uint8Array(Math.min(size - start, count * CHUNK_SIZE));
       const got = await reader.fill(plain);
       if (got < plain.byteLength) {
         throw new PrvSourceError(
-          `the source ended after ${span.plainStart + got} of ${size} bytes ` +
+          `the source ended after ${start + got} of ${size} bytes ` +
             `(the file changed after it was checked)`,
         );
       }
       plainHash.update(plain);
-      const place = { header, noncePrefix: fields.noncePrefix, index: i, last: span.last };
-      const sealed = sealChunk(keys, place, plain);
-      sealed.catch(() => {}); // awaited in order below; never an unhandled rejection
-      inFlight.push(sealed);
-      if (inFlight.length >= depth) await emit(await inFlight.shift()!);
+      const seals: Promise<Uint8Array>[] = [];
+      for (let i = first; i < first + count; i++) {
+        const span = chunkSpan(layout, i);
+        const at = span.plainStart - start;
+        const place = { header, noncePrefix: fields.noncePrefix, index: i, last: span.last };
+        seals.push(sealChunk(keys, place, plain.subarray(at, at + span.plainLength)));
+      }
+      const previous = sealing;
+      sealing = Promise.all(seals);
+      sealing.catch(() => {}); // awaited in order; never an unhandled rejection
+      if (previous) await emit(join(await previous));
     }
-    while (inFlight.length > 0) await emit(await inFlight.shift()!);
+    if (sealing) await emit(join(await sealing));
     if (await reader.fill(new Uint8Array(1)) > 0) {
       throw new PrvSourceError(
         `the source has more than the ${size} bytes expected (the file changed after it was checked)`,

@@ -14,10 +14,13 @@ import {
   parseHeader,
   type PrvHeader,
   type PrvLayout,
+  TAG_SIZE,
 } from "./prv_format.ts";
 
-/** Chunks decrypted ahead of the consumer by `stream()` unless told otherwise. */
-export const DEFAULT_READ_AHEAD = 4;
+/** The longest run of chunks `stream()` reads at once (1 MiB of plaintext). */
+export const MAX_RUN_CHUNKS = 16;
+/** Runs `stream()` keeps in flight (the one being delivered and the next). */
+export const RUNS_AHEAD = 2;
 
 /** A plaintext range `[start, end)` (Blob.slice style: HTTP `bytes=a-b` is `{a, b + 1}`). */
 export interface PlainRange {
@@ -34,10 +37,11 @@ export interface PrvReader extends AsyncDisposable {
   /** The plaintext of chunk `index`. */
   decryptChunk(index: number): Promise<Uint8Array>;
   /**
-   * The plaintext of `range` (default: all of it), decrypted as the consumer pulls, with up
-   * to `readAhead` chunks decrypting ahead. Only the chunks the range touches are read.
+   * The plaintext of `range` (default: all of it) in parts of at most one chunk, decrypted as
+   * the consumer pulls: runs of 1, 2, 4, … 16 chunks read at once, two runs in flight (at most
+   * about 4 MiB held). Only the chunks the range touches are read.
    */
-  stream(range?: PlainRange, readAhead?: number): ReadableStream<Uint8Array>;
+  stream(range?: PlainRange): ReadableStream<Uint8Array>;
   /** The plaintext `[start, end)` as one array (meant for small ranges). */
   read(start: number, end: number): Promise<Uint8Array>;
   /** Closes the file when the reader opened it itself (openPrvFile); otherwise nothing. */
@@ -75,38 +79,102 @@ class Reader implements PrvReader {
     return plain;
   }
 
-  stream(range: PlainRange = {}, readAhead = DEFAULT_READ_AHEAD): ReadableStream<Uint8Array> {
+  /**
+   * Chunks `first .. first + count - 1` read at once (into `buffer` when given); resolves when
+   * read, to one decryption per chunk (each may reject on its own, so the chunks before a
+   * damaged one stay usable).
+   */
+  async decryptRun(
+    first: number,
+    count: number,
+    buffer?: Uint8Array,
+  ): Promise<Promise<Uint8Array>[]> {
+    if (count === 1) return [this.decryptChunk(first)];
+    const from = chunkSpan(this.layout, first);
+    const to = chunkSpan(this.layout, first + count - 1);
+    const length = to.offset + to.length - from.offset;
+    // WebCrypto copies its input when called: `buffer` is free again once every decryption
+    // returned here has settled.
+    const sealed = await this.source.readAt(from.offset, length, buffer);
+    const opens: Promise<Uint8Array>[] = [];
+    let previous: Promise<unknown> = Promise.resolve();
+    for (let i = first; i < first + count; i++) {
+      const span = chunkSpan(this.layout, i);
+      const at = span.offset - from.offset;
+      const place = {
+        header: this.header.bytes,
+        noncePrefix: this.header.noncePrefix,
+        index: i,
+        last: span.last,
+      };
+      // One after another within a run: two runs in flight make two decryptions at once,
+      // which is as fast as more here and keeps WebCrypto's per-call buffers few.
+      const plain = previous.then(() =>
+        openChunk(this.keys, place, sealed.subarray(at, at + span.length), this.chunkCount)
+      );
+      previous = plain;
+      plain.catch(() => {}); // the consumer awaits them in order and may stop at a failure
+      opens.push(plain);
+    }
+    return opens;
+  }
+
+  stream(range: PlainRange = {}): ReadableStream<Uint8Array> {
     const start = range.start ?? 0;
     const end = range.end ?? this.plaintextLength;
     const chunks = chunksForRange(this.layout, start, end);
     if (!chunks) return new ReadableStream({ start: (c) => c.close() });
     const [first, last] = chunks;
-    const ahead = Math.max(1, readAhead);
-    const queue: Promise<Uint8Array>[] = [];
-    let next = first; // next chunk to start decrypting
-    let head = first; // chunk at the front of the queue
+    // Runs of 1, 2, 4, … MAX_RUN_CHUNKS chunks, RUNS_AHEAD of them in flight: chunk 0 comes
+    // after one chunk's work (the sniff, the first byte), the rest with few, large reads.
+    const runs: { first: number; parts: Promise<Promise<Uint8Array>[]> }[] = [];
+    let next = first;
+    let runLength = 1;
+    let failure: unknown; // a damaged chunk after good ones of its run: reported on the next pull
+    // One read buffer per run in flight, reused: run k reads into buffers[k % RUNS_AHEAD], and
+    // run k + RUNS_AHEAD starts only after pull() has awaited every chunk of run k.
+    const buffers = Array.from({ length: RUNS_AHEAD }, () => new Uint8Array(0));
+    let runNo = 0;
     const fill = () => {
-      while (queue.length < ahead && next <= last) {
-        const p = this.decryptChunk(next++);
-        p.catch(() => {}); // awaited in order by pull(); never an unhandled rejection
-        queue.push(p);
+      while (runs.length < RUNS_AHEAD && next <= last) {
+        const count = Math.min(runLength, last - next + 1);
+        const slot = runNo++ % RUNS_AHEAD;
+        const need = count * (CHUNK_SIZE + TAG_SIZE);
+        if (buffers[slot].byteLength < need) buffers[slot] = new Uint8Array(need);
+        const parts = this.decryptRun(next, count, buffers[slot]);
+        parts.catch(() => {}); // awaited in order by pull(); never an unhandled rejection
+        runs.push({ first: next, parts });
+        next += count;
+        runLength = Math.min(2 * runLength, MAX_RUN_CHUNKS);
       }
     };
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
+        if (failure !== undefined) throw failure;
         fill();
-        const index = head++;
-        const plain = await queue.shift()!;
-        const chunkStart = index * CHUNK_SIZE;
-        const from = index === first ? start - chunkStart : 0;
-        const to = index === last ? end - chunkStart : plain.byteLength;
-        controller.enqueue(plain.subarray(from, to));
-        if (index === last) controller.close();
-        else fill();
+        const run = runs.shift()!;
+        const parts = await run.parts;
+        for (let k = 0; k < parts.length; k++) {
+          let plain: Uint8Array;
+          try {
+            plain = await parts[k];
+          } catch (err) {
+            if (k === 0) throw err;
+            failure = err;
+            return;
+          }
+          const index = run.first + k;
+          const chunkStart = index * CHUNK_SIZE;
+          const from = index === first ? start - chunkStart : 0;
+          const to = index === last ? end - chunkStart : plain.byteLength;
+          controller.enqueue(plain.subarray(from, to));
+          if (index === last) controller.close();
+        }
+        fill(); // only now: the next run may reuse this run's read buffer
       },
       cancel: () => {
         next = last + 1;
-        queue.length = 0;
+        runs.length = 0;
       },
     }, { highWaterMark: 0 });
   }

@@ -7,8 +7,11 @@ import { PrvError, PrvErrorReason } from "./prv_errors.ts";
 /** Positional reads over a `.prv` of a size fixed when the source was made. */
 export interface PrvSource {
   readonly size: number;
-  /** Exactly `length` bytes at `position`; PrvError `truncated` when the file is now shorter. */
-  readAt(position: number, length: number): Promise<Uint8Array>;
+  /**
+   * Exactly `length` bytes at `position`; PrvError `truncated` when the file is now shorter.
+   * With `into` (at least `length` bytes) a file source reads into it instead of allocating.
+   */
+  readAt(position: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
 }
 
 const shrank = (position: number, length: number, got: number) =>
@@ -34,9 +37,11 @@ export function bytesSource(bytes: Uint8Array): PrvSource {
 export async function fileSource(file: Deno.FsFile): Promise<PrvSource> {
   const { size } = await file.stat();
   let tail: Promise<unknown> = Promise.resolve();
-  const readAt = async (position: number, length: number) => {
+  const readAt = async (position: number, length: number, into?: Uint8Array) => {
     await file.seek(position, Deno.SeekMode.Start);
-    const out = new Uint8Array(length);
+    const out = into && into.byteLength >= length
+      ? into.subarray(0, length)
+      : new Uint8Array(length);
     let at = 0;
     while (at < length) {
       const n = await file.read(out.subarray(at));
@@ -47,8 +52,8 @@ export async function fileSource(file: Deno.FsFile): Promise<PrvSource> {
   };
   return {
     size,
-    readAt(position, length) {
-      const run = tail.then(() => readAt(position, length));
+    readAt(position, length, into) {
+      const run = tail.then(() => readAt(position, length, into));
       tail = run.catch(() => {});
       return run;
     },

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
-  DEFAULT_IN_FLIGHT,
+  DEFAULT_BATCH_CHUNKS,
   encryptPrv,
   encryptToPrv,
   prvPathFor,
@@ -92,7 +92,7 @@ Deno.test("a process killed mid-write leaves no file under the final name", asyn
   await withTempDir(async (dir) => {
     const script = `${dir}/writer.ts`;
     const module = new URL("src/protected_files/prv_encrypt.ts", ROOT).href;
-    // Sends 2 MiB of a declared 10 MiB, then hangs (the process stays alive until killed).
+    // Sends 4 MiB of a declared 10 MiB, then hangs (the process stays alive until killed).
     await Deno.writeTextFile(
       script,
       `import { encryptToPrv } from ${JSON.stringify(module)};
@@ -100,7 +100,7 @@ setInterval(() => {}, 60_000);
 let sent = 0;
 const source = new ReadableStream({
   pull(c) {
-    if (sent >= 2 * 1048576) return new Promise(() => {});
+    if (sent >= 4 * 1048576) return new Promise(() => {});
     c.enqueue(new Uint8Array(65536));
     sent += 65536;
   },
@@ -133,22 +133,25 @@ await encryptToPrv(source, 10 * 1048576, Deno.args[0]);
   });
 });
 
-Deno.test("encryptPrv() streams 50 MB reading at most a few chunks ahead of its output", async () => {
+Deno.test("encryptPrv() streams 50 MB reading at most two batches ahead of its output", async () => {
   const size = 50 * 1024 * 1024;
   const block = randomBytes(CHUNK_SIZE);
   const { stream, pulled } = generatedStream(size, block);
   let emittedPlain = 0;
   let maxLead = 0;
   let calls = 0;
+  const batchBytes = DEFAULT_BATCH_CHUNKS * CHUNK_SIZE;
   const enc = await encryptPrv(stream, size, async (bytes) => {
-    if (calls++ > 0) emittedPlain += bytes.byteLength - TAG_SIZE;
+    if (calls++ > 0) {
+      emittedPlain += bytes.byteLength - (bytes.byteLength / (CHUNK_SIZE + TAG_SIZE)) * TAG_SIZE;
+    }
     maxLead = Math.max(maxLead, pulled() - emittedPlain);
-    if (calls % 64 === 0) await new Promise((r) => setTimeout(r, 0)); // a slow sink now and then
+    if (calls % 8 === 0) await new Promise((r) => setTimeout(r, 0)); // a slow sink now and then
   });
-  assert.equal(calls, 1 + size / CHUNK_SIZE);
+  assert.equal(calls, 1 + size / batchBytes, "the header, then one write per batch");
   assert.equal(emittedPlain, size);
-  // In flight: DEFAULT_IN_FLIGHT chunks plus one partly read source piece.
-  assert.ok(maxLead <= DEFAULT_IN_FLIGHT * CHUNK_SIZE + 16_384, `read ${maxLead} bytes ahead`);
+  // Held at most: the batch being written and the batch being sealed.
+  assert.ok(maxLead <= 2 * batchBytes, `read ${maxLead} bytes ahead`);
   const h = createHash("sha256");
   for (let at = 0; at < size; at += 1 << 20) h.update(generatedSlice(block, at, 1 << 20));
   assert.equal(enc.plaintextSha256, h.digest("hex"));

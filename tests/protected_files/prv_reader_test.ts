@@ -19,7 +19,12 @@ function countingSource(bytes: Uint8Array): PrvSource & { chunksRead: number[] }
     size: inner.size,
     chunksRead,
     readAt(position, length) {
-      chunksRead.push(position < HEADER_SIZE ? -1 : (position - HEADER_SIZE) / (C + TAG_SIZE));
+      if (position < HEADER_SIZE) chunksRead.push(-1);
+      else {
+        const full = C + TAG_SIZE;
+        const firstChunk = (position - HEADER_SIZE) / full;
+        for (let i = firstChunk; i < firstChunk + Math.ceil(length / full); i++) chunksRead.push(i);
+      }
       return inner.readAt(position, length);
     },
   };
@@ -74,18 +79,49 @@ Deno.test("a range decrypts only the chunks it touches", async () => {
   assert.deepEqual(source.chunksRead, []);
 });
 
-Deno.test("stream() stays at most readAhead chunks ahead of its consumer and stops on cancel", async () => {
+Deno.test("stream() reads runs of 1, 2, 4 … chunks, two runs ahead, and stops on cancel", async () => {
   const source = countingSource(PRV);
   const reader = await openPrv(source, ENC.cek);
   source.chunksRead.length = 0;
-  const r = reader.stream({}, 2).getReader();
+  const r = reader.stream().getReader();
   assert.equal(source.chunksRead.length, 0, "nothing read before the first pull");
   const first = await r.read();
   assert.deepEqual(first.value, PLAIN.subarray(0, C));
-  assert.ok(source.chunksRead.length <= 3, `read ${source.chunksRead} after one chunk`);
+  // Run [0] delivered, runs [1, 2] and [3] (the 4-run cut at the file's end) in flight.
+  assert.deepEqual(source.chunksRead, [0, 1, 2, 3, 4]);
   const before = source.chunksRead.length;
   await r.cancel();
   assert.equal(source.chunksRead.length, before, "no reads after cancel");
+  // A long file: the runs grow to 16 chunks and memory stays at two runs.
+  const big = await encryptBytes(randomBytes(100 * C));
+  const bigSource = countingSource(big.prv);
+  const bigReader = await openPrv(bigSource, big.enc.cek);
+  const reads: number[] = [];
+  const counting: PrvSource = {
+    size: bigSource.size,
+    readAt: (p, n) => (reads.push(n), bigSource.readAt(p, n)),
+  };
+  const again = await openPrv(counting, big.enc.cek);
+  reads.length = 0;
+  let parts = 0;
+  for await (const part of again.stream()) {
+    assert.ok(part.byteLength <= C);
+    parts++;
+  }
+  assert.equal(parts, 100);
+  assert.deepEqual(reads.map((n) => Math.round(n / (C + TAG_SIZE))), [
+    1,
+    2,
+    4,
+    8,
+    16,
+    16,
+    16,
+    16,
+    16,
+    5,
+  ]);
+  assert.equal(bigReader.chunkCount, 100);
 });
 
 Deno.test("stream() errors with PrvError when a chunk in the range is damaged", async () => {
