@@ -19,8 +19,8 @@ import {
 
 /**
  * Chunks read, sealed and written as one batch (1 MiB): one read, one hash update and one write
- * per batch instead of per chunk. One batch is sealed while the previous one is written, so at
- * most two batches (about 4 MiB with their ciphertext) are held, whatever the file size.
+ * per batch instead of per chunk. The next batch is read while one is sealed and the one before
+ * is written, so at most three batches (a few MiB) are held, whatever the file size.
  */
 export const DEFAULT_BATCH_CHUNKS = 16;
 
@@ -69,8 +69,8 @@ function join(parts: Uint8Array[]): Uint8Array {
 
 /**
  * Encrypts exactly `size` bytes of `source` as a `.prv`, handing the output to `sink` in order
- * (the header, then one buffer per batch of chunks; `sink` is awaited, so a slow sink slows the
- * reading). Throws PrvSourceError when the source ends before `size` bytes or has more; a stream
+ * (the header, then one buffer per batch of chunks; the next batch is read while the sink takes
+ * one, and a slow sink slows the reading). Throws PrvSourceError when the source ends before `size` bytes or has more; a stream
  * source is cancelled on any failure.
  */
 export async function encryptPrv(
@@ -97,6 +97,14 @@ export async function encryptPrv(
     await sink(bytes);
   };
   let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
+  let writing: Promise<void> = Promise.resolve(); // the batch before it, being written
+  /** Hands a sealed batch to the sink after the one before it, without waiting for it. */
+  const writeBehind = async (batch: Promise<Uint8Array[]>) => {
+    const bytes = join(await batch);
+    await writing;
+    writing = emit(bytes);
+    writing.catch(() => {}); // awaited before the next write and at the end
+  };
   try {
     const keys = await deriveKeys(cek, fields.salt);
     await signHeader(keys, header);
@@ -123,15 +131,17 @@ export async function encryptPrv(
       const previous = sealing;
       sealing = Promise.all(seals);
       sealing.catch(() => {}); // awaited in order; never an unhandled rejection
-      if (previous) await emit(join(await previous));
+      if (previous) await writeBehind(previous);
     }
-    if (sealing) await emit(join(await sealing));
+    if (sealing) await writeBehind(sealing);
+    await writing;
     if (await reader.fill(new Uint8Array(1)) > 0) {
       throw new PrvSourceError(
         `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
       );
     }
   } catch (err) {
+    await writing.catch(() => {});
     await reader.cancel(err);
     throw err;
   }
