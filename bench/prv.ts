@@ -190,6 +190,7 @@ async function benchSize(
     rawEnc: [],
     rawEnc4: [],
     enc: [],
+    pipe: [],
     copy: [],
     rawDec: [],
     rawDec4: [],
