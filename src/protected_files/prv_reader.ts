@@ -3,7 +3,7 @@
  * then decrypt any chunk on its own, so a whole file or any byte range streams chunk by chunk.
  */
 import { deriveKeys, openChunk, type PrvKeys, verifyHeader } from "./prv_crypto.ts";
-import { fileSource, type PrvSource } from "./prv_source.ts";
+import { bytesSource, fileSource, type PrvSource } from "./prv_source.ts";
 import {
   CHUNK_SIZE,
   chunksForRange,
@@ -66,7 +66,7 @@ class Reader implements PrvReader {
 
   async decryptChunk(index: number): Promise<Uint8Array> {
     const span: ChunkSpan = chunkSpan(this.layout, index);
-    if (span.last && this.#final) return this.#final;
+    if (span.last && this.#final) return this.#final.slice(); // a copy: callers own what they get
     const sealed = await this.source.readAt(span.offset, span.length);
     const place = {
       header: this.header.bytes,
@@ -75,7 +75,7 @@ class Reader implements PrvReader {
       last: span.last,
     };
     const plain = await openChunk(this.keys, place, sealed, this.chunkCount);
-    if (span.last) this.#final = plain;
+    if (span.last) this.#final = plain.slice();
     return plain;
   }
 
@@ -202,12 +202,21 @@ class Reader implements PrvReader {
 }
 
 /**
- * Opens the `.prv` in `source` with content key `cek`: checks magic, version and header, the
- * header MAC (wrong key), the size, and the final chunk (so the length is authentic). Throws
- * PrvError. The source stays the caller's (`close()` does nothing).
+ * Opens the `.prv` in `source` (a PrvSource, an opened `Deno.FsFile`, or bytes) with content key
+ * `cek`: checks magic, version and header, the header MAC (wrong key), the size, and the final
+ * chunk (so the length is authentic). Throws PrvError. The source stays the caller's (`close()`
+ * does nothing); a file's size is taken now.
  */
-export function openPrv(source: PrvSource, cek: Uint8Array): Promise<PrvReader> {
-  return open(source, cek);
+export async function openPrv(
+  source: PrvSource | Deno.FsFile | Uint8Array,
+  cek: Uint8Array,
+): Promise<PrvReader> {
+  const src = source instanceof Uint8Array
+    ? bytesSource(source)
+    : source instanceof Deno.FsFile
+    ? await fileSource(source)
+    : source;
+  return await open(src, cek);
 }
 
 async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {

@@ -5,7 +5,7 @@ import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv
 import { openPrv, openPrvFile } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-import { encryptBytes, randomBytes } from "./_prv.ts";
+import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 
 const C = CHUNK_SIZE;
 const PLAIN = randomBytes(4 * C + 777);
@@ -151,6 +151,27 @@ Deno.test("openPrvFile() reads a .prv from disk and closes it; a file cut after 
       );
     }
     await assert.rejects(openPrvFile(`${src}.prv`, enc.cek), PrvError);
+    // openPrv() also takes an opened file or bytes; the caller keeps the file.
+    const again = await encryptToPrv(streamOf(PLAIN), PLAIN.byteLength, `${src}.2.prv`);
+    using handle = await Deno.open(`${src}.2.prv`);
+    const fromFile = await openPrv(handle, again.cek);
+    assert.deepEqual(await fromFile.read(0, 100), PLAIN.subarray(0, 100));
+    fromFile.close();
+    assert.equal((await handle.stat()).size, again.prvSize, "still open after close()");
+    const fromBytes = await openPrv(await Deno.readFile(`${src}.2.prv`), again.cek);
+    assert.deepEqual(
+      await fromBytes.read(PLAIN.byteLength - 5, PLAIN.byteLength),
+      PLAIN.subarray(-5),
+    );
     await assert.rejects(openPrvFile(`${dir}/missing.prv`, enc.cek), Deno.errors.NotFound);
   });
+});
+
+Deno.test("bytes handed out are the caller's: changing them does not change later reads", async () => {
+  const reader = await openPrv(bytesSource(PRV), ENC.cek);
+  const n = PLAIN.byteLength;
+  const first = await reader.read(n - 10, n);
+  first.fill(0);
+  (await reader.decryptChunk(reader.chunkCount - 1)).fill(0);
+  assert.deepEqual(await reader.read(n - 10, n), PLAIN.subarray(n - 10, n));
 });
