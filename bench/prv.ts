@@ -35,6 +35,11 @@ export interface SizeResult {
   readonly rounds: number;
   readonly rawEncMs: number;
   readonly rawEnc4Ms: number;
+  /** One `crypto.subtle.encrypt` call over the whole plaintext in memory. */
+  readonly rawOneEncMs: number;
+  readonly rawOneDecMs: number;
+  readonly encRatioOne: [number, number, number];
+  readonly decRatioOne: [number, number, number];
   readonly encMs: number;
   /** encryptPrv from the opened file to a sink that drops the output: the container's CPU cost. */
   readonly pipeMs: number;
@@ -132,6 +137,28 @@ async function rawAes(bytes: number, decrypt: boolean, parallel = 1): Promise<nu
   return performance.now() - t0;
 }
 
+/**
+ * Raw WebCrypto with one call over the whole plaintext in memory (the plaintext and its
+ * ciphertext are materialized first, untimed): the other reading of "raw AES over the bytes".
+ */
+async function oneShotAes(bytes: number) {
+  const plain = new Uint8Array(bytes);
+  for (let at = 0; at < bytes; at += WINDOW) {
+    plain.set(window.subarray(0, Math.min(WINDOW, bytes - at)), at);
+  }
+  const iv = ivOf(0);
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, aesKey, plain);
+  const time = async (f: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await f();
+    return performance.now() - t0;
+  };
+  return {
+    encrypt: () => time(() => crypto.subtle.encrypt({ name: "AES-GCM", iv }, aesKey, plain)),
+    decrypt: () => time(() => crypto.subtle.decrypt({ name: "AES-GCM", iv }, aesKey, sealed)),
+  };
+}
+
 /** Ours: the plaintext file (opened) → `<path>.prv`, atomic and fsync'd, hashes included. */
 async function encryptFile(src: string, bytes: number, dest: string) {
   using file = await Deno.open(src);
@@ -189,6 +216,8 @@ async function benchSize(
   const t = {
     rawEnc: [],
     rawEnc4: [],
+    rawOneEnc: [],
+    rawOneDec: [],
     enc: [],
     pipe: [],
     copy: [],
@@ -200,6 +229,7 @@ async function benchSize(
     number[]
   >;
   let enc!: PrvFileEncryption;
+  const oneShot = await oneShotAes(bytes);
   // Warm-up (JIT, thread pool, page cache).
   await rawAes(Math.min(bytes, 8 * MiB), false);
   enc = (await encryptFile(src, bytes, `${src}.prv`)).enc;
@@ -209,6 +239,8 @@ async function benchSize(
     const steps: [string, () => Promise<number>][] = [
       ["rawEnc", () => rawAes(bytes, false)],
       ["rawEnc4", () => rawAes(bytes, false, 4)],
+      ["rawOneEnc", () => oneShot.encrypt()],
+      ["rawOneDec", () => oneShot.decrypt()],
       ["enc", async () => {
         const r = await encryptFile(src, bytes, `${src}.prv`);
         enc = r.enc;
@@ -233,6 +265,10 @@ async function benchSize(
       rounds,
       rawEncMs: m("rawEnc"),
       rawEnc4Ms: m("rawEnc4"),
+      rawOneEncMs: m("rawOneEnc"),
+      rawOneDecMs: m("rawOneDec"),
+      encRatioOne: ratios(t.rawOneEnc, t.enc),
+      decRatioOne: ratios(t.rawOneDec, t.dec),
       encMs: m("enc"),
       pipeMs: m("pipe"),
       copyMs: m("copy"),
