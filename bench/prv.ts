@@ -62,8 +62,11 @@ export interface LargeResult {
   readonly bytes: number;
   readonly ttfbMs: [number, number];
   readonly rangeMs: [number, number];
-  /** Fresh process: ours, ours on its second stream, raw WebCrypto decrypt of as many bytes. */
-  readonly rss: { fresh: RssResult; second: RssResult; raw: RssResult };
+  /**
+   * Fresh process: ours, ours with `--expose-gc` (the reader's GC hint active), ours on its second
+   * stream, raw WebCrypto decrypt of as many bytes.
+   */
+  readonly rss: { fresh: RssResult; gcHint: RssResult; second: RssResult; raw: RssResult };
 }
 
 export interface RssResult {
@@ -322,37 +325,39 @@ async function latencies(enc: PrvFileEncryption) {
 async function rssChild(
   mode: string,
   arg: string,
-  cekHex?: string,
-  env: Record<string, string> = {},
-) {
+  options: { cekHex?: string; env?: Record<string, string>; flags?: string[] } = {},
+): Promise<RssResult> {
+  const read = arg.startsWith("/") ? `--allow-read=${arg}` : "--allow-read=/nonexistent";
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      ...options.flags ?? [],
       "--allow-env",
-      `--allow-read=${arg.startsWith("/") ? arg : "/nonexistent"}`,
+      read,
       `${HERE}prv_rss_child.ts`,
       mode,
       arg,
     ],
-    env,
+    env: options.env ?? {},
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
   const w = child.stdin.getWriter();
-  if (cekHex) await w.write(new TextEncoder().encode(cekHex));
+  if (options.cekHex) await w.write(new TextEncoder().encode(options.cekHex));
   await w.close();
   const out = await child.output();
   if (!out.success) throw new Error(`prv_rss_child ${mode} failed`);
   return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as RssResult;
 }
 
-/** RSS growth while decrypting the whole file: ours fresh, ours a second time, raw WebCrypto. */
+/** RSS growth while decrypting the whole file, each in a fresh process. */
 async function rssWhileDecrypting(enc: PrvFileEncryption): Promise<LargeResult["rss"]> {
-  const hex = Array.from(enc.cek, (b) => b.toString(16).padStart(2, "0")).join("");
+  const cekHex = Array.from(enc.cek, (b) => b.toString(16).padStart(2, "0")).join("");
   return {
-    fresh: await rssChild("prv", enc.path, hex),
-    second: await rssChild("prv", enc.path, hex, { PRV_RSS_WARM_FULL: "1" }),
+    fresh: await rssChild("prv", enc.path, { cekHex }),
+    gcHint: await rssChild("prv", enc.path, { cekHex, flags: ["--v8-flags=--expose-gc"] }),
+    second: await rssChild("prv", enc.path, { cekHex, env: { PRV_RSS_WARM_FULL: "1" } }),
     raw: await rssChild("raw", String(enc.plaintextSize)),
   };
 }

@@ -69,6 +69,13 @@ RSS while decrypting the whole ${size(L.bytes)} file, each in a fresh process
 | process | at rest | peak | growth | throughput | target |
 | --- | --- | --- | --- | --- | --- |
 ${rssRow("ours: `openPrvFile` + `stream()`, bytes dropped", L.rss.fresh, true)}
+${
+    rssRow(
+      "ours, run with `--v8-flags=--expose-gc` (the reader's minor GC every 4 MiB)",
+      L.rss.gcHint,
+      true,
+    )
+  }
 ${rssRow("ours, second stream (at rest = after one whole stream)", L.rss.second, false)}
 ${rssRow("baseline: raw WebCrypto decrypt, 64 KiB calls in memory", L.rss.raw, false)}
 `;
@@ -76,6 +83,7 @@ ${rssRow("baseline: raw WebCrypto decrypt, 64 KiB calls in memory", L.rss.raw, f
 
 /** The markdown of the section (between the markers). */
 export function renderPrv(r: PrvBenchResult, command: string): string {
+  const L = r.large;
   const rounds = r.sizes.map((s) => `${size(s.bytes)}: ${s.rounds}`).join(", ");
   return `## Protected files: the .prv container (encrypt, decrypt-stream)
 
@@ -116,11 +124,16 @@ Notes:
   a power loss, and it costs what the I/O floor column shows. For 1 MiB the open, flush, rename and
   directory flush dominate whatever the crypto does.
 - Decryption reads runs of 1, 2, 4, … 16 chunks with one read each (chunk 0 alone first, for the
-  first byte), two runs in flight, decrypting one chunk at a time per run; read buffers are
-  reused. What RSS still grows by is WebCrypto's own per-call buffers (a copy of the input and the
-  output, 128 KiB per chunk) that V8 and the allocator hand back to the system lazily: the raw
-  baseline, which does nothing but those calls, grows about as much; a process that has streamed
-  once grows less on the next stream.
+  first byte), two runs in flight, decrypting one chunk at a time per run; read buffers are reused.
+  What RSS grows by is garbage: WebCrypto returns a new buffer per call and copies its input (128
+  KiB per chunk), and V8 collects them late — the raw baseline, which does nothing but those calls,
+  grew ${L ? mb(L.rss.raw.growthKb) : "–"} here, and a second stream in the same process ${
+    L ? mb(L.rss.second.growthKb) : "–"
+  } (it varies from run to run). With \`gc\` exposed (\`--v8-flags=--expose-gc\`), the reader
+  (\`src/protected_files/gc_hint.ts\`) runs a minor GC every 64 chunks, which frees those young
+  buffers cheaply: ${L ? mb(L.rss.gcHint.growthKb) : "–"} growth at ${
+    L ? mbps(L.rss.gcHint.bytes, L.rss.gcHint.ms) : "–"
+  }. The daemon's start flags decide whether it runs so.
 `;
 }
 

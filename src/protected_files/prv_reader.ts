@@ -3,6 +3,7 @@
  * then decrypt any chunk on its own, so a whole file or any byte range streams chunk by chunk.
  */
 import { deriveKeys, openChunk, type PrvKeys, verifyHeader } from "./prv_crypto.ts";
+import { collectYoungGarbage } from "./gc_hint.ts";
 import { bytesSource, fileSource, type PrvSource } from "./prv_source.ts";
 import {
   CHUNK_SIZE,
@@ -21,6 +22,8 @@ import {
 export const MAX_RUN_CHUNKS = 16;
 /** Runs `stream()` keeps in flight (the one being delivered and the next). */
 export const RUNS_AHEAD = 2;
+/** Chunks between two young-garbage collections while streaming (4 MiB; see gc_hint.ts). */
+export const GC_HINT_CHUNKS = 64;
 
 /** A plaintext range `[start, end)` (Blob.slice style: HTTP `bytes=a-b` is `{a, b + 1}`). */
 export interface PlainRange {
@@ -135,6 +138,7 @@ class Reader implements PrvReader {
     // run k + RUNS_AHEAD starts only after pull() has awaited every chunk of run k.
     const buffers = Array.from({ length: RUNS_AHEAD }, () => new Uint8Array(0));
     let runNo = 0;
+    let delivered = 0;
     const fill = () => {
       while (runs.length < RUNS_AHEAD && next <= last) {
         const count = Math.min(runLength, last - next + 1);
@@ -169,6 +173,7 @@ class Reader implements PrvReader {
           const to = index === last ? end - chunkStart : plain.byteLength;
           controller.enqueue(plain.subarray(from, to));
           if (index === last) controller.close();
+          if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
         }
         fill(); // only now: the next run may reuse this run's read buffer
       },
