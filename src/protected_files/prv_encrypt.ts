@@ -120,7 +120,6 @@ export async function encryptPrv(
             `(the file changed after it was checked)`,
         );
       }
-      plainHash.update(plain);
       const seals: Promise<Uint8Array>[] = [];
       for (let i = first; i < first + count; i++) {
         const span = chunkSpan(layout, i);
@@ -128,6 +127,7 @@ export async function encryptPrv(
         const place = { header, noncePrefix: fields.noncePrefix, index: i, last: span.last };
         seals.push(sealChunk(keys, place, plain.subarray(at, at + span.plainLength)));
       }
+      plainHash.update(plain); // while the thread pool seals the batch
       const previous = sealing;
       sealing = Promise.all(seals);
       sealing.catch(() => {}); // awaited in order; never an unhandled rejection
