@@ -81,6 +81,28 @@ export class GroupMembers {
   }
 
   /**
+   * Who an ordinary mail to the group (a reaction, an edit) is encrypted to: every current member
+   * with a key but self. -1 when self is not a member or nobody else has a key.
+   */
+  recipientsOf(chat: ChatRecord): ContactRecord[] {
+    if (!this.isMember(chat.id, ContactId.SELF)) {
+      throw new GatewayError(
+        `cannot send to group chat ${chat.id}: you are not a member of it any more`,
+      );
+    }
+    const recipients = this.ctx.store.chats.memberIds(chat.id)
+      .filter((id) => id !== ContactId.SELF)
+      .map((id) => this.#contacts.get(id))
+      .filter((c): c is ContactRecord => c !== undefined && c.publicKey.length > 0);
+    if (recipients.length === 0) {
+      throw new GatewayError(
+        `cannot send to group chat ${chat.id}: no other member has an encryption key`,
+      );
+    }
+    return recipients;
+  }
+
+  /**
    * The group part of a mail to `chat` announcing `change` (or an ordinary message), and who it
    * is encrypted to: every current member with a key but self, plus the member a removal is
    * about. Members whose key is unknown stay in `To` but cannot read the mail (as Delta Chat).

@@ -238,8 +238,11 @@ export class Messages {
   /**
    * Who a mail to `chat` goes to: its members but self, each with a key; a clear -1 error for a
    * chat without members or with a member without a key (mail is always end-to-end encrypted).
+   * A group: its members with a key (as Delta Chat); a channel: its subscribers.
    */
   sendRecipients(chat: ChatRecord): ContactRecord[] {
+    if (chat.type === ChatType.GROUP) return new GroupMembers(this.ctx).recipientsOf(chat);
+    if (chat.type === ChatType.BROADCAST) return channelPlan(this.ctx, chat).recipients;
     const recipients = this.#chats.recipients(chat);
     if (recipients.length === 0) {
       throw new GatewayError(`cannot send to chat ${chat.id}: it has no members besides you`);

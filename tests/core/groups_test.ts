@@ -179,3 +179,83 @@ Deno.test("group join by invite: the joiner gets the group id at once, then memb
     "hi all",
   );
 });
+
+Deno.test("gossip makes contacts (ContactsChanged); a removed member's later mail re-adds nobody", async () => {
+  const { a, b, c, bOnA, cOnA } = await trio();
+  const g = groups(a);
+  const chatId = g.create("Team");
+  await g.addMember(chatId, bOnA);
+  await g.addMember(chatId, cOnA);
+  await send(a, chatId, "hello");
+  b.sink.take();
+  await deliver(a, b, c);
+  const carolOnB = b.store.contacts.byFingerprint(c.self.fingerprint)!.id;
+  assert.ok(
+    b.sink.events.some((e) => e.kind === "ContactsChanged" && e.contactId === carolOnB),
+    "ContactsChanged for the contact learned from gossip",
+  );
+  const grpid = a.store.chats.get(chatId)!.grpid;
+  const bChat = b.store.chats.byGrpid(grpid)!.id;
+  const incoming = b.sink.events.find((e) => e.kind === "IncomingMsg");
+  assert.equal(
+    incoming && "chatId" in incoming && incoming.chatId,
+    bChat,
+    "IncomingMsg names the group",
+  );
+  await g.removeMember(chatId, cOnA);
+  await deliver(a, b, c);
+  const cChat = c.store.chats.byGrpid(grpid)!.id;
+  // Carol, removed, still writes (her copy is forced to think she is a member): shown, but
+  // nobody re-adds her, and her member list changes nothing.
+  c.store.chats.setMembership(cChat, {
+    contactId: ContactId.SELF,
+    addTimestamp: 4_000_000_000,
+    removeTimestamp: 0,
+  });
+  await send(c, cChat, "am I still in?");
+  await deliver(c, a, b);
+  assert.equal(a.store.chats.memberIds(chatId).includes(cOnA), false);
+  assert.equal(b.store.chats.memberIds(bChat).includes(carolOnB), false);
+  assert.equal(
+    new Messages(a.ctx).idsOfChat(chatId).map((id) => a.store.msgs.get(id)!.text).at(-1),
+    "am I still in?",
+    "a non-member's ordinary message is still shown in the group",
+  );
+});
+
+Deno.test("a non-member's member-added is ignored; members without a key are skipped, not refused", async () => {
+  const { a, b, c, bOnA } = await trio();
+  const g = groups(a);
+  const chatId = g.create("Team");
+  await g.addMember(chatId, bOnA);
+  await send(a, chatId, "hello");
+  await deliver(a, b);
+  const grpid = a.store.chats.get(chatId)!.grpid;
+  // Carol was never a member; she forges a group mail adding herself.
+  const aOnC = c.store.contacts.byFingerprint(a.self.fingerprint)!.id;
+  const forged = c.store.chats.insert({
+    type: ChatType.GROUP,
+    name: "Team",
+    grpid,
+    nameTimestamp: 1,
+  });
+  c.store.chats.setMembership(forged, {
+    contactId: ContactId.SELF,
+    addTimestamp: 1,
+    removeTimestamp: 0,
+  });
+  c.store.chats.setMembership(forged, { contactId: aOnC, addTimestamp: 1, removeTimestamp: 0 });
+  await groups(c).rename(forged, "Taken over");
+  await deliver(c, a);
+  assert.equal(a.store.chats.get(chatId)!.name, "Team");
+  assert.deepEqual(a.store.chats.memberIds(chatId).length, 2);
+  // A member known only by fingerprint (no key yet) stays in To but is not encrypted to.
+  const keyless = a.store.contacts.insert({
+    addr: "nokey@relay.test",
+    fingerprint: "D".repeat(40),
+  });
+  a.store.chats.setMembership(chatId, { contactId: keyless, addTimestamp: 5, removeTimestamp: 0 });
+  await send(a, chatId, "still works");
+  const row = a.store.outbox.due(Date.now() + 10_000).at(-1)!;
+  assert.deepEqual(row.recipients, ["bob@relay.test"]);
+});
