@@ -5,29 +5,20 @@
  * `Chat-Group-Member-Timestamps` merged entry by entry (no change at all when the count is
  * wrong), or the explicit added/removed headers of senders without timestamps; the name and the
  * avatar follow the newer timestamp. System messages become info messages with Delta Chat's
- * texts. `prepare` does the async part (avatar bytes to a blob) before the transaction.
+ * texts. Header parsing and the avatar's blob are in group_headers.ts.
  */
 import { ChatType, ContactId } from "../constants.ts";
 import { logger } from "../log.ts";
 import { Header, SystemMessage } from "../protocol.ts";
 import type { ChatRecord } from "../store/mod.ts";
-import { type BlobFile, writeBlob } from "./blobs.ts";
 import { Contacts } from "./contacts.ts";
 import { type CoreContext, type Emit, nowSeconds } from "./context.ts";
+import { type GroupHeaders, type GroupPrep, parseGroupHeaders } from "./group_headers.ts";
 import { GroupMembers } from "./group_members.ts";
-import { type HeaderMailbox, parseMailboxList, type ReadMail } from "./mail_reader.ts";
+import type { HeaderMailbox, ReadMail } from "./mail_reader.ts";
 import { decodeEncodedWords } from "../mime/parser.ts";
 
 const log = logger("receive");
-
-/** Timestamps further in the future than this are clamped to now (Delta Chat: 60 s). */
-const MAX_FUTURE_SECONDS = 60;
-
-/** What `prepare` produced for `apply`. */
-export interface GroupPrep {
-  /** `Chat-Group-Avatar` as a blob (undefined: no header; null: `0`, the avatar removed). */
-  readonly avatar?: BlobFile | null;
-}
 
 /** Where the message goes and what it says when it is a system message. */
 export type ChatTarget =
@@ -38,70 +29,6 @@ export type ChatTarget =
     readonly info?: { readonly text: string; readonly systemType: string };
   }
   | { readonly kind: "discard"; readonly reason: string };
-
-/** The group headers of a mail, parsed. */
-interface GroupHeaders {
-  readonly to: HeaderMailbox[];
-  readonly past: HeaderMailbox[];
-  readonly timestamps?: number[];
-  readonly fprs?: string[];
-  readonly added?: string;
-  readonly removed?: string;
-  readonly removedFpr?: string;
-  readonly nameChanged?: string;
-  readonly nameTimestamp?: number;
-}
-
-function words(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
-  return value.trim().split(/\s+/).filter((w) => w !== "");
-}
-
-function parseHeaders(mail: ReadMail, now: number): GroupHeaders {
-  const h = mail.headers;
-  const ts = words(h.get(Header.CHAT_GROUP_MEMBER_TIMESTAMPS));
-  const nameTs = Number(h.get(Header.CHAT_GROUP_NAME_TIMESTAMP)?.trim() ?? "");
-  const changed = h.get(Header.CHAT_GROUP_NAME_CHANGED);
-  return {
-    to: parseMailboxList(h.get(Header.TO)),
-    past: parseMailboxList(h.get(Header.CHAT_GROUP_PAST_MEMBERS)),
-    timestamps: ts?.every((t) => /^\d{1,12}$/.test(t))
-      ? ts.map((t) => Math.min(Number(t), now + MAX_FUTURE_SECONDS))
-      : undefined,
-    fprs: words(h.get(Header.CHAT_GROUP_MEMBER_FPR))?.map((f) => f.toUpperCase()),
-    added: h.get(Header.CHAT_GROUP_MEMBER_ADDED)?.trim().toLowerCase() || undefined,
-    removed: h.get(Header.CHAT_GROUP_MEMBER_REMOVED)?.trim().toLowerCase() || undefined,
-    removedFpr: h.get(Header.CHAT_GROUP_MEMBER_REMOVED_FPR)?.trim().toUpperCase() || undefined,
-    nameChanged: changed === undefined ? undefined : decodeEncodedWords(changed).trim(),
-    nameTimestamp: Number.isFinite(nameTs) && nameTs > 0
-      ? Math.min(nameTs, now + MAX_FUTURE_SECONDS)
-      : undefined,
-  };
-}
-
-/** Reads `Chat-Group-Avatar` into a blob before the transaction (`base64:…`, or `0`: removed). */
-export async function prepareGroup(ctx: CoreContext, mail: ReadMail): Promise<GroupPrep> {
-  const value = mail.headers.get(Header.CHAT_GROUP_AVATAR)?.trim();
-  if (value === undefined) return {};
-  if (value === "0") return { avatar: null };
-  const b64 = value.replace(/^base64:/i, "").replace(/\s+/g, "");
-  let bytes: Uint8Array;
-  try {
-    bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-  } catch {
-    log.warn("group avatar is not valid base64; ignored", { messageId: mail.messageId });
-    return {};
-  }
-  const mime = bytes[0] === 0x89 ? "image/png" : "image/jpeg";
-  return {
-    avatar: await writeBlob(
-      ctx.blobDir,
-      bytes,
-      mime === "image/png" ? "avatar.png" : "avatar.jpg",
-      mime,
-    ),
-  };
-}
 
 /** Applies group messages to the store (call inside the reception transaction). */
 export class GroupReceiver {
@@ -127,7 +54,7 @@ export class GroupReceiver {
   ): ChatTarget {
     return this.ctx.tx.run((emit) => {
       const now = nowSeconds(this.ctx);
-      const h = parseHeaders(mail, now);
+      const h = parseGroupHeaders(mail, now);
       const chat = this.ctx.store.chats.byGrpid(grpid);
       if (chat === undefined) {
         if (name === undefined) return discard("message of an unknown group without its name");
