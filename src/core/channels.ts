@@ -8,6 +8,7 @@
 import { ChatType, ContactId } from "../constants.ts";
 import { newToken } from "../crypto/random.ts";
 import { GatewayError } from "../errors.ts";
+import { decodeEncodedWords } from "../mime/parser.ts";
 import { Header, SystemMessage } from "../protocol.ts";
 import type { ChatRecord } from "../store/mod.ts";
 import { type ChannelChange, isValidChannelSecret, newChannelSecret } from "./channel_mail.ts";
@@ -176,6 +177,31 @@ export class Channels {
         info: { text: "You joined the channel.", systemType: SystemMessage.MEMBER_ADDED },
       };
     }
-    return { kind: "chat", chatId: chat.id };
+    return this.#applyName(chat, mail);
+  }
+
+  /** The owner renamed the channel: a newer `Chat-Group-Name-Timestamp` wins (as in groups). */
+  #applyName(chat: ChatRecord, mail: ReadMail): ChannelTarget {
+    const raw = mail.headers.get(Header.CHAT_GROUP_NAME);
+    const name = raw === undefined ? "" : decodeEncodedWords(raw).trim();
+    const ts = Number(mail.headers.get(Header.CHAT_GROUP_NAME_TIMESTAMP)?.trim() ?? "") || 0;
+    if (name === "" || name === chat.name || ts <= chat.nameTimestamp) {
+      return { kind: "chat", chatId: chat.id };
+    }
+    this.ctx.tx.run((emit) => {
+      this.ctx.store.chats.setGroupName(chat.id, name, Math.min(ts, nowSeconds(this.ctx) + 60));
+      emit({ kind: "ChatModified", chatId: chat.id });
+    });
+    const changed = mail.headers.get(Header.CHAT_GROUP_NAME_CHANGED) !== undefined;
+    return {
+      kind: "chat",
+      chatId: chat.id,
+      info: changed
+        ? {
+          text: `Channel name changed from "${chat.name}" to "${name}".`,
+          systemType: SystemMessage.GROUP_NAME_CHANGED,
+        }
+        : undefined,
+    };
   }
 }

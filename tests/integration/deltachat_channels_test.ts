@@ -3,7 +3,7 @@
  * (a) a channel a gateway owns, with a Delta Chat and a gateway subscriber: both get the posts,
  * a subscriber's reply arrives in its 1:1 chat, a Delta Chat subscriber's leave is applied;
  * (b) a channel Delta Chat owns, with a gateway subscriber: read-only, posts decrypted and shown,
- * leave works.
+ * a rename followed, leave works.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -160,7 +160,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "a Delta Chat channel with a gateway subscriber: read-only, posts shown, leave",
+  name: "a Delta Chat channel with a gateway subscriber: read-only, posts shown, rename, leave",
   ignore,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -199,6 +199,12 @@ Deno.test({
         () => gwTexts(gw, chat),
         (t) => t.includes("hello subscribers"),
         "the gateway shows Alice's post",
+      );
+      await alice.call("set_chat_name", alice.accountId, channel, "DC Daily");
+      await eventually(
+        () => gw.call<GwChat>("get_full_chat_by_id", 1, chat),
+        (c) => c.name === "DC Daily",
+        "the gateway follows the channel's new name",
       );
       await gw.call("leave_group", 1, chat);
       await eventually(
