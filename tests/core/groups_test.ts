@@ -259,3 +259,23 @@ Deno.test("a non-member's member-added is ignored; members without a key are ski
   const row = a.store.outbox.due(Date.now() + 10_000).at(-1)!;
   assert.deepEqual(row.recipients, ["bob@relay.test"]);
 });
+
+Deno.test("every member's key is gossiped on the first message, then again only after 2 days", async () => {
+  const { a, b, bOnA, cOnA } = await trio();
+  const g = groups(a);
+  const chatId = g.create("Team");
+  await g.addMember(chatId, bOnA);
+  await g.addMember(chatId, cOnA);
+  const gossipOf = async () => {
+    const row = a.store.outbox.due(Date.now() + 10_000).at(-1)!;
+    a.store.outbox.remove(row.id);
+    return (await inner(b, row.raw)).headers.getAll("autocrypt-gossip").length;
+  };
+  await send(a, chatId, "one");
+  assert.equal(await gossipOf(), 2);
+  await send(a, chatId, "two");
+  assert.equal(await gossipOf(), 0, "gossiped moments ago");
+  a.store.chats.setGossipedAt(chatId, Math.floor(Date.now() / 1000) - 2 * 86_400 - 1);
+  await send(a, chatId, "three");
+  assert.equal(await gossipOf(), 2, "over 2 days: gossiped again");
+});
