@@ -112,6 +112,16 @@ Deno.test("removal, rename and leave reach every member; a removed member cannot
   await g.removeMember(chatId, cOnA);
   const removal = a.store.outbox.due(Date.now() + 10_000)[0];
   assert.ok(removal.recipients.includes("carol@relay.test"), "the removed member gets the removal");
+  const rh = (await inner(b, removal.raw)).headers;
+  assert.equal(rh.get("to"), '"Bob" <bob@relay.test>', "the removed member is not in To");
+  assert.equal(rh.get("chat-group-past-members"), '"Carol" <carol@relay.test>');
+  assert.equal(rh.get("chat-group-member-timestamps")!.split(" ").length, 2, "To + past");
+  assert.deepEqual(rh.get("chat-group-member-fpr")!.split(" "), [
+    b.self.fingerprint,
+    c.self.fingerprint,
+  ]);
+  assert.equal(rh.get("chat-group-member-removed"), "carol@relay.test");
+  assert.equal(rh.get("chat-group-member-removed-fpr"), c.self.fingerprint);
   await deliver(a, b, c);
   const bChat = b.store.chats.byGrpid(grpid)!;
   const cChat = c.store.chats.byGrpid(grpid)!;
