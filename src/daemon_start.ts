@@ -8,6 +8,8 @@ import { Connectivity } from "./constants.ts";
 import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
 import { createApp } from "./http/app.ts";
+import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
+import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
 import { FileLicenseSource } from "./license/status.ts";
 import { logger } from "./log.ts";
@@ -77,7 +79,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
   });
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: GuardedServer;
   try {
     server = serve(config, app.serverFetch);
   } catch (err) {
@@ -111,13 +113,21 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   };
 }
 
-/** Binds the HTTP server (Deno.serve binds synchronously); a clear error when it cannot. */
+/** Binds the HTTP server (synchronously); a clear error when it cannot. */
 function serve(
   config: GatewayConfig,
-  handler: (req: Request) => Response | Promise<Response>,
-): Deno.HttpServer<Deno.NetAddr> {
+  handler: (
+    req: Request,
+    info?: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ) => Response | Promise<Response>,
+): GuardedServer {
   try {
-    return Deno.serve({ hostname: config.host, port: config.port, onListen: () => {} }, handler);
+    return serveGuarded({
+      hostname: config.host,
+      port: config.port,
+      limits: DEFAULT_SERVER_LIMITS,
+      handler,
+    });
   } catch (err) {
     throw new StartupError(
       `cannot listen on ${config.host}:${config.port}: ${describeError(err)}`,

@@ -97,6 +97,6 @@ export function createApp(deps: AppDeps): GatewayApp {
     logFailure(c.req.method, c.req.path, err);
     return c.json(INTERNAL_ERROR, 500);
   });
-  const serverFetch = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
+  const serverFetch: FetchHandler = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
   return Object.assign(app, { serverFetch });
 }
