@@ -13,6 +13,7 @@ import { logger } from "../log.ts";
 import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
 import type { ViewerDeps } from "../viewer/stream.ts";
+import { AuthRateLimit, authRateLimit } from "./auth_rate_limit.ts";
 import { BodyReadError } from "./body.ts";
 import { eventsHandler } from "./events_route.ts";
 import { type FetchHandler, withRpcFastPath } from "./fast_fetch.ts";
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly ssePingMs: number;
   /** Cheap liveness report (no I/O). */
   health(): HealthReport;
+  /** Failed `/auth` attempts per client (default: 5 per minute). */
+  readonly authRateLimit?: AuthRateLimit;
 }
 
 /** Path → the one method it serves (for 405 answers and the `Allow` header). */
@@ -79,7 +82,11 @@ export function createApp(deps: AppDeps): GatewayApp {
   app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));
-  app.post("/auth", authHandler(deps.viewer.sessions));
+  app.post(
+    "/auth",
+    authRateLimit(deps.authRateLimit ?? new AuthRateLimit()),
+    authHandler(deps.viewer.sessions),
+  );
   app.get(
     "/stream/:msg_id",
     viewerAuth(deps.viewer.sessions),
