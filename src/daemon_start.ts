@@ -30,6 +30,8 @@ export interface RunningDaemon {
   readonly addr: Deno.NetAddr;
   /** Stops loops, then the server, then closes the store and releases the lock. */
   stop(): Promise<void>;
+  /** The shutdown steps not finished yet (all of them before `stop()`). */
+  unfinished(): readonly string[];
 }
 
 /** Provisions (SPEC §1 steps 1–6), then starts the HTTP server (step 7) and the mail loop. */
@@ -96,18 +98,29 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startup_ms: ms,
   });
 
+  const steps: [string, () => unknown][] = [
+    ["IMAP loop", () => (loops.abort(), imap.stop())],
+    ["outbox and receipts", () => mail.stop()],
+    ["event streams", () => bus.close()],
+    ["HTTP server", () => server.shutdown()],
+    ["store", () => account.store.close()],
+    ["data directory lock", () => account.lock.release()],
+  ];
+  let done = 0;
   let stopped: Promise<void> | undefined;
   return {
     addr: server.addr,
+    unfinished: () => steps.slice(done).map(([name]) => name),
     stop: () =>
       stopped ??= (async () => {
-        loops.abort();
-        await imap.stop();
-        await mail.stop();
-        bus.close();
-        await server.shutdown();
-        account.store.close();
-        account.lock.release();
+        for (const [name, step] of steps) {
+          try {
+            await step();
+          } catch (err) {
+            log.error(`shutdown: stopping the ${name} failed`, { error: describeError(err) });
+          }
+          done++;
+        }
         log.info("stopped");
       })(),
   };
@@ -127,6 +140,7 @@ function serve(
       port: config.port,
       limits: DEFAULT_SERVER_LIMITS,
       handler,
+      shutdownGraceMs: 3_000, // within the daemon's shutdown deadline (shutdown.ts)
     });
   } catch (err) {
     throw new StartupError(

@@ -16,6 +16,12 @@ export interface SpawnDaemonOptions {
   readonly port?: number;
   readonly env?: Record<string, string>;
   readonly args?: readonly string[];
+  /** Start through `deno task start` (the deno task runner in front) instead of start.sh. */
+  readonly viaTask?: boolean;
+  /** Start in a process group of its own (`setsid`): its id is the daemon's `pid`. */
+  readonly ownProcessGroup?: boolean;
+  /** `ulimit -n` for the daemon (soft and hard): how many file descriptors it may open. */
+  readonly fileLimit?: number;
 }
 
 /** A daemon subprocess. */
@@ -47,17 +53,24 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
     ...opts.env,
   };
   if (opts.profile !== null) env.EDGE_PROFILE = opts.profile ?? "Test gateway";
-  const child = new Deno.Command("bash", {
-    args: [
-      `${ROOT}scripts/start.sh`,
-      "--data-dir",
-      opts.dataDir,
-      "--port",
-      String(port),
-      "--host",
-      "127.0.0.1",
-      ...(opts.args ?? []),
-    ],
+  const daemonArgs = [
+    "--data-dir",
+    opts.dataDir,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    ...(opts.args ?? []),
+  ];
+  let command = opts.viaTask
+    ? [Deno.execPath(), "task", "start", ...daemonArgs]
+    : ["bash", `${ROOT}scripts/start.sh`, ...daemonArgs];
+  if (opts.fileLimit !== undefined) {
+    command = ["bash", "-c", `ulimit -n ${opts.fileLimit} && exec "$@"`, "bash", ...command];
+  }
+  if (opts.ownProcessGroup) command = ["setsid", ...command];
+  const child = new Deno.Command(command[0], {
+    args: command.slice(1),
     cwd: ROOT,
     env,
     clearEnv: false,
