@@ -269,13 +269,21 @@ async function benchServer(httpOnly: boolean): Promise<void> {
 if (import.meta.main) {
   // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
   // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
+  // BENCH_ONLY=hostile: only the hostile-load section (bench/hostile.ts), updated in place.
   const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("./e2e.ts");
+  const { runHostileSection } = await import("./hostile.ts");
   if (only === "e2e") {
     await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
+  } else if (only === "hostile") {
+    await runHostileSection();
   } else {
     await benchServer(only === "http");
-    // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
-    if (only !== "http") await runE2eSection();
+    // End-to-end messaging (bench/e2e.ts) and hostile load (bench/hostile.ts): their own
+    // sections, appended after the report above.
+    if (only !== "http") {
+      await runE2eSection();
+      await runHostileSection("npx --yes deno@2.9.5 task bench");
+    }
   }
 }
