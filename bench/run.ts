@@ -3,7 +3,8 @@
  * throughput of /rpc and /health against a raw Deno.serve, SSE fan-out against a naive server,
  * and start-up times against a raw server start; writes the results to BENCHMARKS.md. Then the
  * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e) and the
- * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail).
+ * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
+ * and the protected-file container section (bench/prv.ts; alone: BENCH_ONLY=prv).
  */
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
@@ -270,18 +271,27 @@ async function benchServer(httpOnly: boolean): Promise<void> {
 if (import.meta.main) {
   // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
   // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
+  // BENCH_ONLY=prv: only the protected-file container section (bench/prv.ts), updated in place.
   const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("./e2e.ts");
   const { runHostileMailSection } = await import("./hostile_mail.ts");
+  // Imported only when run: it prepares its 16 MiB plaintext window at load.
+  const runPrvSection = async (command?: string) =>
+    (await import("./prv.ts")).runPrvSection(command);
   if (only === "e2e") {
     await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
   } else if (only === "hostile-mail") {
     await runHostileMailSection("BENCH_ONLY=hostile-mail npx --yes deno@2.9.5 task bench");
+  } else if (only === "prv") {
+    await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
-    // End-to-end messaging (bench/e2e.ts): its own section, appended after the report above.
-    if (only !== "http") await runE2eSection();
-    // Hostile load, inbox flood (bench/hostile_mail.ts): its own subsection.
-    if (only !== "http") await runHostileMailSection();
+    // End-to-end messaging (bench/e2e.ts), the inbox flood (bench/hostile_mail.ts) and the .prv
+    // container (bench/prv.ts): their own sections, appended after the report above.
+    if (only !== "http") {
+      await runE2eSection();
+      await runHostileMailSection();
+      await runPrvSection();
+    }
   }
 }

@@ -5,10 +5,15 @@
 #   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/e2e.ts)
 #   BENCH_ONLY=http deno task bench    only the HTTP throughput section, printed, not written
 #   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/hostile_mail.ts)
+#   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 DENO="${DENO:-$(command -v deno)}"
+# The container benchmark uses only WebCrypto and files in /tmp: no packages, no namespace.
+if [ "${BENCH_ONLY:-}" = prv ] && [ "${EDGE_BENCH_IN_NS:-}" != 1 ]; then
+  exec "$DENO" run -A --no-prompt bench/run.ts
+fi
 # shellcheck source=scripts/isolation.sh
 . "$root/scripts/isolation.sh" # the tests' namespace set-up: enter_isolation
 

@@ -1,0 +1,399 @@
+/**
+ * `.prv` container benchmark (issue 11 §6, container half), called from bench/run.ts (alone:
+ * `BENCH_ONLY=prv deno task bench`): encrypt and decrypt-stream 1 MiB, 100 MiB and 1 GiB files
+ * against raw WebCrypto AES-256-GCM over the same bytes in the same run (paired rounds), time to
+ * first plaintext byte and a 1 MiB range read at the end of the 1 GiB file, and the RSS growth of
+ * a process that decrypts the 1 GiB file. Temporary files live in /tmp and are removed.
+ */
+import {
+  encryptPrv,
+  encryptToPrv,
+  type PrvFileEncryption,
+} from "../src/protected_files/prv_encrypt.ts";
+import { CHUNK_SIZE } from "../src/protected_files/prv_format.ts";
+import { openPrvFile } from "../src/protected_files/prv_reader.ts";
+import { writePrvSection } from "./prv_report.ts";
+
+const HERE = new URL(".", import.meta.url).pathname;
+const MiB = 1 << 20;
+/** Plaintext sizes in MiB (`BENCH_PRV_SIZES=1,100` leaves the 1 GiB file out). */
+const SIZES_MIB = (Deno.env.get("BENCH_PRV_SIZES") ?? "1,100,1024").split(",").map(Number);
+/** Paired rounds per size: small files are quick and noisy, large ones slow and steady. */
+const roundsFor = (mib: number) => mib <= 1 ? 30 : mib <= 100 ? 5 : 3;
+/** Repetitions of the latency measurements on the largest file. */
+const LATENCY_REPS = 25;
+/** Largest plaintext measured with the one-call baseline. */
+const ONE_SHOT_MAX = 128 * MiB;
+/** Content source: a random window repeated, so baselines can hold "the same bytes" in memory. */
+const WINDOW = 16 * MiB;
+
+export const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+export const median = (xs: number[]) => quantile(xs, 0.5);
+
+/** Results for one plaintext size (times in ms, medians over the rounds). */
+export interface SizeResult {
+  readonly bytes: number;
+  readonly rounds: number;
+  readonly rawEncMs: number;
+  readonly rawEnc4Ms: number;
+  /** One `crypto.subtle.encrypt` call over the whole plaintext in memory. */
+  readonly rawOneEncMs: number;
+  readonly rawOneDecMs: number;
+  readonly encRatioOne: [number, number, number];
+  readonly decRatioOne: [number, number, number];
+  readonly encMs: number;
+  /** encryptPrv from the opened file to a sink that drops the output: the container's CPU cost. */
+  readonly pipeMs: number;
+  readonly copyMs: number;
+  readonly rawDecMs: number;
+  readonly decMs: number;
+  /** Medians of the per-round ratios raw ÷ ours (throughput ratio) and their IQR. */
+  readonly encRatio: [number, number, number];
+  readonly encRatio4: [number, number, number];
+  readonly pipeRatio: [number, number, number];
+  readonly decRatio: [number, number, number];
+  readonly decRatio4: [number, number, number];
+  readonly rawDec4Ms: number;
+}
+
+/** Latency and memory on the largest file. */
+export interface LargeResult {
+  readonly bytes: number;
+  readonly ttfbMs: [number, number];
+  readonly rangeMs: [number, number];
+  /**
+   * Fresh process: ours, ours with `--expose-gc` (the reader's GC hint active), ours on its second
+   * stream, raw WebCrypto decrypt of as many bytes.
+   */
+  readonly rss: { fresh: RssResult; gcHint: RssResult; second: RssResult; raw: RssResult };
+}
+
+export interface RssResult {
+  readonly baseKb: number;
+  readonly peakKb: number;
+  readonly growthKb: number;
+  readonly ms: number;
+  readonly bytes: number;
+}
+
+export interface PrvBenchResult {
+  readonly started: string;
+  readonly wallS: number;
+  readonly sizes: SizeResult[];
+  readonly large?: LargeResult;
+}
+
+const window = new Uint8Array(WINDOW);
+for (let at = 0; at < WINDOW; at += 65536) crypto.getRandomValues(window.subarray(at, at + 65536));
+
+async function writePlaintext(path: string, bytes: number): Promise<void> {
+  using f = await Deno.open(path, { write: true, create: true, truncate: true });
+  for (let at = 0; at < bytes; at += WINDOW) {
+    const part = window.subarray(0, Math.min(WINDOW, bytes - at));
+    for (let off = 0; off < part.byteLength;) off += await f.write(part.subarray(off));
+  }
+}
+
+const aesKey = await crypto.subtle.importKey(
+  "raw",
+  crypto.getRandomValues(new Uint8Array(32)),
+  "AES-GCM",
+  false,
+  ["encrypt", "decrypt"],
+);
+const ivOf = (i: number) => {
+  const iv = new Uint8Array(12);
+  new DataView(iv.buffer).setUint32(8, i);
+  return iv;
+};
+const windowChunks = WINDOW / CHUNK_SIZE;
+/** The window encrypted once, chunk by chunk: what the raw decrypt baseline decrypts. */
+const sealedWindow: Uint8Array<ArrayBuffer>[] = [];
+for (let i = 0; i < windowChunks; i++) {
+  const pt = window.subarray(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE);
+  sealedWindow.push(
+    new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv: ivOf(i) }, aesKey, pt)),
+  );
+}
+
+/**
+ * Raw WebCrypto AES-256-GCM over `bytes` bytes of the same content in memory, in 64 KiB calls,
+ * `parallel` of them in flight (1: one after another). Returns ms.
+ */
+async function rawAes(bytes: number, decrypt: boolean, parallel = 1): Promise<number> {
+  const n = Math.ceil(bytes / CHUNK_SIZE);
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const w = i % windowChunks;
+      if (decrypt) {
+        await crypto.subtle.decrypt({ name: "AES-GCM", iv: ivOf(w) }, aesKey, sealedWindow[w]);
+      } else {
+        const len = Math.min(CHUNK_SIZE, bytes - i * CHUNK_SIZE);
+        const pt = window.subarray(w * CHUNK_SIZE, w * CHUNK_SIZE + len);
+        await crypto.subtle.encrypt({ name: "AES-GCM", iv: ivOf(i) }, aesKey, pt);
+      }
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: parallel }, worker));
+  return performance.now() - t0;
+}
+
+/**
+ * Raw WebCrypto with one call over the whole plaintext in memory (the plaintext and its
+ * ciphertext are materialized first, untimed): the other reading of "raw AES over the bytes".
+ */
+async function oneShotAes(bytes: number) {
+  const plain = new Uint8Array(bytes);
+  for (let at = 0; at < bytes; at += WINDOW) {
+    plain.set(window.subarray(0, Math.min(WINDOW, bytes - at)), at);
+  }
+  const iv = ivOf(0);
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, aesKey, plain);
+  const time = async (f: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    await f();
+    return performance.now() - t0;
+  };
+  return {
+    encrypt: () => time(() => crypto.subtle.encrypt({ name: "AES-GCM", iv }, aesKey, plain)),
+    decrypt: () => time(() => crypto.subtle.decrypt({ name: "AES-GCM", iv }, aesKey, sealed)),
+  };
+}
+
+/** Ours: the plaintext file (opened) → `<path>.prv`, atomic and fsync'd, hashes included. */
+async function encryptFile(src: string, bytes: number, dest: string) {
+  using file = await Deno.open(src);
+  const t0 = performance.now();
+  const enc = await encryptToPrv(file, bytes, dest);
+  return { ms: performance.now() - t0, enc };
+}
+
+/** The pipeline alone: read, hash, seal, hash; the output is dropped instead of written. */
+async function encryptPipeline(src: string, bytes: number): Promise<number> {
+  using file = await Deno.open(src);
+  const t0 = performance.now();
+  await encryptPrv(file, bytes, () => Promise.resolve());
+  return performance.now() - t0;
+}
+
+/** The I/O floor of encryption: copy the plaintext file to a new file and fdatasync it. */
+async function copyFile(src: string, dest: string): Promise<number> {
+  const t0 = performance.now();
+  {
+    using inp = await Deno.open(src);
+    using out = await Deno.open(dest, { write: true, create: true, truncate: true });
+    const buf = new Uint8Array(CHUNK_SIZE);
+    for (let n; (n = await inp.read(buf)) !== null;) {
+      for (let off = 0; off < n;) off += await out.write(buf.subarray(off, n));
+    }
+    await out.syncData();
+  }
+  return performance.now() - t0;
+}
+
+/** Ours: open the .prv and stream every plaintext byte to a consumer that drops them. */
+async function decryptStream(path: string, cek: Uint8Array): Promise<number> {
+  const t0 = performance.now();
+  await using reader = await openPrvFile(path, cek);
+  let total = 0;
+  for await (const part of reader.stream()) total += part.byteLength;
+  if (total !== reader.plaintextLength) throw new Error("short stream");
+  return performance.now() - t0;
+}
+
+const ratios = (base: number[], ours: number[]): [number, number, number] => {
+  if (base.length === 0) return [NaN, NaN, NaN];
+  const r = base.map((b, i) => b / ours[i]);
+  return [median(r), quantile(r, 0.25), quantile(r, 0.75)];
+};
+
+async function benchSize(
+  dir: string,
+  mib: number,
+): Promise<{ r: SizeResult; enc: PrvFileEncryption }> {
+  const bytes = mib * MiB;
+  const src = `${dir}/plain-${mib}.bin`;
+  await writePlaintext(src, bytes);
+  const rounds = roundsFor(mib);
+  const t = {
+    rawEnc: [],
+    rawEnc4: [],
+    rawOneEnc: [],
+    rawOneDec: [],
+    enc: [],
+    pipe: [],
+    copy: [],
+    rawDec: [],
+    rawDec4: [],
+    dec: [],
+  } as Record<
+    string,
+    number[]
+  >;
+  let enc!: PrvFileEncryption;
+  // Not for the 1 GiB file: 3 GiB of one-shot buffers in this process would slow the rest.
+  const oneShot = bytes <= ONE_SHOT_MAX ? await oneShotAes(bytes) : undefined;
+  // Warm-up (JIT, thread pool, page cache).
+  await rawAes(Math.min(bytes, 8 * MiB), false);
+  enc = (await encryptFile(src, bytes, `${src}.prv`)).enc;
+  await decryptStream(enc.path, enc.cek);
+  for (let i = 0; i < rounds; i++) {
+    // Alternate which side runs first, so neither always gets the warmer slot.
+    const steps: [string, () => Promise<number>][] = [
+      ["rawEnc", () => rawAes(bytes, false)],
+      ["rawEnc4", () => rawAes(bytes, false, 4)],
+      ...(oneShot
+        ? [["rawOneEnc", oneShot.encrypt], ["rawOneDec", oneShot.decrypt]] as [
+          string,
+          () => Promise<number>,
+        ][]
+        : []),
+      ["enc", async () => {
+        const r = await encryptFile(src, bytes, `${src}.prv`);
+        enc = r.enc;
+        return r.ms;
+      }],
+      ["pipe", () => encryptPipeline(src, bytes)],
+      ["copy", () => copyFile(src, `${src}.copy`)],
+      ["rawDec", () => rawAes(bytes, true)],
+      ["rawDec4", () => rawAes(bytes, true, 4)],
+      ["dec", () => decryptStream(enc.path, enc.cek)],
+    ];
+    if (i % 2 === 1) steps.reverse();
+    for (const [name, run] of steps) t[name].push(await run());
+  }
+  await Deno.remove(`${src}.copy`);
+  await Deno.remove(src);
+  const m = (k: string) => t[k].length ? median(t[k]) : NaN;
+  return {
+    enc,
+    r: {
+      bytes,
+      rounds,
+      rawEncMs: m("rawEnc"),
+      rawEnc4Ms: m("rawEnc4"),
+      rawOneEncMs: m("rawOneEnc"),
+      rawOneDecMs: m("rawOneDec"),
+      encRatioOne: ratios(t.rawOneEnc, t.enc),
+      decRatioOne: ratios(t.rawOneDec, t.dec),
+      encMs: m("enc"),
+      pipeMs: m("pipe"),
+      copyMs: m("copy"),
+      rawDecMs: m("rawDec"),
+      rawDec4Ms: m("rawDec4"),
+      decMs: m("dec"),
+      encRatio: ratios(t.rawEnc, t.enc),
+      encRatio4: ratios(t.rawEnc4, t.enc),
+      pipeRatio: ratios(t.rawEnc, t.pipe),
+      decRatio: ratios(t.rawDec, t.dec),
+      decRatio4: ratios(t.rawDec4, t.dec),
+    },
+  };
+}
+
+/** Time to the first plaintext bytes and a 1 MiB range at the end, each including the open. */
+async function latencies(enc: PrvFileEncryption) {
+  const ttfb: number[] = [], range: number[] = [];
+  for (let i = 0; i < LATENCY_REPS; i++) {
+    let t0 = performance.now();
+    {
+      await using reader = await openPrvFile(enc.path, enc.cek);
+      const r = reader.stream().getReader();
+      const first = await r.read();
+      ttfb.push(performance.now() - t0);
+      if (!first.value?.byteLength) throw new Error("no first byte");
+      await r.cancel();
+    }
+    t0 = performance.now();
+    {
+      await using reader = await openPrvFile(enc.path, enc.cek);
+      const n = reader.plaintextLength;
+      const part = await reader.read(n - MiB, n);
+      range.push(performance.now() - t0);
+      if (part.byteLength !== MiB) throw new Error("short range");
+    }
+  }
+  const q = (xs: number[]): [number, number] => [median(xs), quantile(xs, 0.95)];
+  return { ttfbMs: q(ttfb), rangeMs: q(range) };
+}
+
+/** One run of bench/prv_rss_child.ts (a fresh process) in `mode`. */
+async function rssChild(
+  mode: string,
+  arg: string,
+  options: { cekHex?: string; env?: Record<string, string>; flags?: string[] } = {},
+): Promise<RssResult> {
+  const read = arg.startsWith("/") ? `--allow-read=${arg}` : "--allow-read=/nonexistent";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...options.flags ?? [],
+      "--allow-env",
+      read,
+      `${HERE}prv_rss_child.ts`,
+      mode,
+      arg,
+    ],
+    env: options.env ?? {},
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const w = child.stdin.getWriter();
+  if (options.cekHex) await w.write(new TextEncoder().encode(options.cekHex));
+  await w.close();
+  const out = await child.output();
+  if (!out.success) throw new Error(`prv_rss_child ${mode} failed`);
+  return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as RssResult;
+}
+
+/** RSS growth while decrypting the whole file, each in a fresh process. */
+async function rssWhileDecrypting(enc: PrvFileEncryption): Promise<LargeResult["rss"]> {
+  const cekHex = Array.from(enc.cek, (b) => b.toString(16).padStart(2, "0")).join("");
+  return {
+    fresh: await rssChild("prv", enc.path, { cekHex }),
+    gcHint: await rssChild("prv", enc.path, { cekHex, flags: ["--v8-flags=--expose-gc"] }),
+    second: await rssChild("prv", enc.path, { cekHex, env: { PRV_RSS_WARM_FULL: "1" } }),
+    raw: await rssChild("raw", String(enc.plaintextSize)),
+  };
+}
+
+/** Runs every measurement; temporary files are removed whatever happens. */
+export async function prvBench(): Promise<PrvBenchResult> {
+  const started = new Date().toISOString();
+  const t0 = performance.now();
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "edge-prv-bench-" });
+  try {
+    const sizes: SizeResult[] = [];
+    let large: LargeResult | undefined;
+    for (const mib of SIZES_MIB) {
+      const { r, enc } = await benchSize(dir, mib);
+      sizes.push(r);
+      console.log(
+        `prv ${mib} MiB: enc ×${r.encRatio[0].toFixed(2)}, dec ×${r.decRatio[0].toFixed(2)}`,
+      );
+      if (mib === Math.max(...SIZES_MIB)) {
+        large = { bytes: r.bytes, ...await latencies(enc), rss: await rssWhileDecrypting(enc) };
+      }
+      await Deno.remove(enc.path);
+    }
+    return { started, wallS: (performance.now() - t0) / 1000, sizes, large };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Runs the benchmark and writes its section of BENCHMARKS.md. */
+export async function runPrvSection(
+  command = "npx --yes deno@2.9.5 task bench",
+): Promise<PrvBenchResult> {
+  const r = await prvBench();
+  await writePrvSection(r, command);
+  return r;
+}
+
+if (import.meta.main) await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");

@@ -1,0 +1,177 @@
+import assert from "node:assert/strict";
+import { encryptToPrv } from "../../src/protected_files/prv_encrypt.ts";
+import { PrvError } from "../../src/protected_files/prv_errors.ts";
+import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv_format.ts";
+import { openPrv, openPrvFile } from "../../src/protected_files/prv_reader.ts";
+import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
+import { withTempDir } from "../_helpers/temp.ts";
+import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
+
+const C = CHUNK_SIZE;
+const PLAIN = randomBytes(4 * C + 777);
+const { prv: PRV, enc: ENC } = await encryptBytes(PLAIN);
+
+/** A bytes source that records which chunk each read touched (-1: the header). */
+function countingSource(bytes: Uint8Array): PrvSource & { chunksRead: number[] } {
+  const inner = bytesSource(bytes);
+  const chunksRead: number[] = [];
+  return {
+    size: inner.size,
+    chunksRead,
+    readAt(position, length) {
+      if (position < HEADER_SIZE) chunksRead.push(-1);
+      else {
+        const full = C + TAG_SIZE;
+        const firstChunk = (position - HEADER_SIZE) / full;
+        for (let i = firstChunk; i < firstChunk + Math.ceil(length / full); i++) chunksRead.push(i);
+      }
+      return inner.readAt(position, length);
+    },
+  };
+}
+
+Deno.test("openPrv() reads only the header and the final chunk", async () => {
+  const source = countingSource(PRV);
+  const reader = await openPrv(source, ENC.cek);
+  assert.deepEqual(source.chunksRead, [-1, 4]);
+  assert.equal(reader.plaintextLength, PLAIN.byteLength);
+  assert.equal(reader.chunkCount, 5);
+});
+
+Deno.test("range reads at chunk boundaries and the last byte return the right bytes", async () => {
+  const reader = await openPrv(bytesSource(PRV), ENC.cek);
+  const n = PLAIN.byteLength;
+  const ranges: [number, number][] = [
+    [0, 1],
+    [0, C],
+    [C - 1, C],
+    [C - 1, C + 1],
+    [C, C + 1],
+    [C, 2 * C],
+    [C + 5, 3 * C + 9],
+    [4 * C, n],
+    [n - 1, n],
+    [0, n],
+    [7, 7],
+  ];
+  for (const [start, end] of ranges) {
+    assert.deepEqual(
+      await reader.read(start, end),
+      PLAIN.subarray(start, end),
+      `[${start}, ${end})`,
+    );
+  }
+  assert.throws(() => reader.stream({ start: 0, end: n + 1 }), RangeError);
+  assert.throws(() => reader.stream({ start: 5, end: 4 }), RangeError);
+});
+
+Deno.test("a range decrypts only the chunks it touches", async () => {
+  const source = countingSource(PRV);
+  const reader = await openPrv(source, ENC.cek);
+  source.chunksRead.length = 0;
+  await reader.read(2 * C + 10, 3 * C + 10);
+  assert.deepEqual(source.chunksRead, [2, 3]);
+  source.chunksRead.length = 0;
+  await reader.read(0, 4100); // a content-type sniff: chunk 0 only
+  assert.deepEqual(source.chunksRead, [0]);
+  source.chunksRead.length = 0;
+  await reader.read(PLAIN.byteLength - 1, PLAIN.byteLength); // the final chunk was verified at open
+  assert.deepEqual(source.chunksRead, []);
+});
+
+Deno.test("stream() reads runs of 1, 2, 4 … chunks, two runs ahead, and stops on cancel", async () => {
+  const source = countingSource(PRV);
+  const reader = await openPrv(source, ENC.cek);
+  source.chunksRead.length = 0;
+  const r = reader.stream().getReader();
+  assert.equal(source.chunksRead.length, 0, "nothing read before the first pull");
+  const first = await r.read();
+  assert.deepEqual(first.value, PLAIN.subarray(0, C));
+  // Run [0] delivered, runs [1, 2] and [3] (the 4-run cut at the file's end) in flight.
+  assert.deepEqual(source.chunksRead, [0, 1, 2, 3, 4]);
+  const before = source.chunksRead.length;
+  await r.cancel();
+  assert.equal(source.chunksRead.length, before, "no reads after cancel");
+  // A long file: the runs grow to 16 chunks and memory stays at two runs.
+  const big = await encryptBytes(randomBytes(100 * C));
+  const bigSource = countingSource(big.prv);
+  const bigReader = await openPrv(bigSource, big.enc.cek);
+  const reads: number[] = [];
+  const counting: PrvSource = {
+    size: bigSource.size,
+    readAt: (p, n) => (reads.push(n), bigSource.readAt(p, n)),
+  };
+  const again = await openPrv(counting, big.enc.cek);
+  reads.length = 0;
+  let parts = 0;
+  for await (const part of again.stream()) {
+    assert.ok(part.byteLength <= C);
+    parts++;
+  }
+  assert.equal(parts, 100);
+  assert.deepEqual(reads.map((n) => Math.round(n / (C + TAG_SIZE))), [
+    1,
+    2,
+    4,
+    8,
+    16,
+    16,
+    16,
+    16,
+    16,
+    5,
+  ]);
+  assert.equal(bigReader.chunkCount, 100);
+});
+
+Deno.test("stream() errors with PrvError when a chunk in the range is damaged", async () => {
+  const bad = PRV.slice();
+  bad[HEADER_SIZE + 2 * (C + TAG_SIZE) + 3] ^= 4;
+  const reader = await openPrv(bytesSource(bad), ENC.cek);
+  const r = reader.stream().getReader();
+  assert.deepEqual((await r.read()).value, PLAIN.subarray(0, C));
+  assert.deepEqual((await r.read()).value, PLAIN.subarray(C, 2 * C));
+  await assert.rejects(r.read(), (e) => e instanceof PrvError && e.reason === "chunk_auth_failed");
+});
+
+Deno.test("openPrvFile() reads a .prv from disk and closes it; a file cut after open is 'truncated'", async () => {
+  await withTempDir(async (dir) => {
+    const src = `${dir}/report.csv`;
+    await Deno.writeFile(src, PLAIN);
+    using file = await Deno.open(src);
+    const enc = await encryptToPrv(file, PLAIN.byteLength, `${src}.prv`);
+    {
+      await using reader = await openPrvFile(`${src}.prv`, enc.cek);
+      assert.deepEqual(await reader.read(C - 3, 3 * C), PLAIN.subarray(C - 3, 3 * C));
+      // Cut the file under the open reader: reads past the new end are refused.
+      await Deno.truncate(`${src}.prv`, HEADER_SIZE + C + TAG_SIZE + 100);
+      await assert.rejects(
+        reader.read(3 * C, 3 * C + 1),
+        (e) => e instanceof PrvError && e.reason === "truncated",
+      );
+    }
+    await assert.rejects(openPrvFile(`${src}.prv`, enc.cek), PrvError);
+    // openPrv() also takes an opened file or bytes; the caller keeps the file.
+    const again = await encryptToPrv(streamOf(PLAIN), PLAIN.byteLength, `${src}.2.prv`);
+    using handle = await Deno.open(`${src}.2.prv`);
+    const fromFile = await openPrv(handle, again.cek);
+    assert.deepEqual(await fromFile.read(0, 100), PLAIN.subarray(0, 100));
+    fromFile.close();
+    assert.equal((await handle.stat()).size, again.prvSize, "still open after close()");
+    const fromBytes = await openPrv(await Deno.readFile(`${src}.2.prv`), again.cek);
+    assert.deepEqual(
+      await fromBytes.read(PLAIN.byteLength - 5, PLAIN.byteLength),
+      PLAIN.subarray(-5),
+    );
+    await assert.rejects(openPrvFile(`${dir}/missing.prv`, enc.cek), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("bytes handed out are the caller's: changing them does not change later reads", async () => {
+  const reader = await openPrv(bytesSource(PRV), ENC.cek);
+  const n = PLAIN.byteLength;
+  const first = await reader.read(n - 10, n);
+  first.fill(0);
+  (await reader.decryptChunk(reader.chunkCount - 1)).fill(0);
+  assert.deepEqual(await reader.read(n - 10, n), PLAIN.subarray(n - 10, n));
+});
