@@ -19,7 +19,7 @@ import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
 import { ViewerSessions } from "./viewer/session.ts";
-import { noProtectedFiles } from "./viewer/stream.ts";
+import { protectedFileSource } from "./protected_files/viewer_source.ts";
 
 const log = logger("daemon");
 
@@ -64,6 +64,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
+    protectedFiles: mail.protectedFiles,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({
@@ -85,7 +86,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     bus,
     viewer: {
       sessions: new ViewerSessions({ fingerprint: account.device.fingerprint, events: bus }),
-      openProtectedFile: noProtectedFiles,
+      openProtectedFile: protectedFileSource(mail.protectedFiles, bus),
     },
     cors: config.cors,
     ssePingMs: config.ssePingMs,

@@ -15,6 +15,7 @@ import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
 import { logger } from "./log.ts";
+import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { OutgoingRenderer } from "./services.ts";
 import type { Store } from "./store/mod.ts";
@@ -38,6 +39,7 @@ export interface MailRuntimeOptions {
 /** What the daemon wires. */
 export interface MailRuntime {
   readonly outgoing: OutgoingRenderer;
+  readonly protectedFiles: ProtectedFiles;
   readonly secureJoin: SecureJoin;
   readonly receiver: Receiver;
   /** Where the IMAP loop drains INBOX to (the pipeline with an attempt count per mail). */
@@ -67,6 +69,8 @@ export interface Messenger {
   readonly secureJoin: SecureJoin;
   readonly receipts: ReceiptBatcher;
   readonly receiver: Receiver;
+  /** Protected files: key shares, PDUs, grants held in memory. */
+  readonly protectedFiles: ProtectedFiles;
   /**
    * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
    * else the chats of join records, for timeouts); calls `wake` when it queued some.
@@ -100,6 +104,12 @@ export function createMessenger(
     },
   });
   const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
+  const protectedFiles = new ProtectedFiles({
+    ctx,
+    self,
+    renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
+    queue,
+  });
   const receiver = new Receiver({
     ctx,
     reader: {
@@ -113,12 +123,13 @@ export function createMessenger(
     },
     selfFingerprint: self.fingerprint,
     secureJoin,
+    protectedFiles,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
   const settleJoinWaits = async (all = false) => {
     if ((await joinWait.settleAll(render, all)).length > 0) wake();
   };
-  return { self, composer, secureJoin, receipts, receiver, settleJoinWaits };
+  return { self, composer, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
 }
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
@@ -165,6 +176,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
       },
     },
     secureJoin: m.secureJoin,
+    protectedFiles: m.protectedFiles,
     receiver: m.receiver,
     reception: new InboxReception(ctx, m.receiver),
     start: (signal) => {

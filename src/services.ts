@@ -6,6 +6,7 @@ import type { GatewayConfig } from "./config.ts";
 import type { ChatControl } from "./core/chat_control.ts";
 import type { OutgoingDraft, RenderedMail } from "./core/messages.ts";
 import type { EventSink } from "./events/types.ts";
+import type { ProtectedFiles } from "./protected_files/service.ts";
 import type { SecureJoinService } from "./securejoin/mod.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, Store } from "./store/mod.ts";
 
@@ -75,4 +76,6 @@ export interface Services {
   readonly outgoing?: OutgoingRenderer;
   /** Absent while the mail transport is not running: SecureJoin methods then answer -1. */
   readonly secureJoin?: SecureJoinService;
+  /** Absent while the mail transport is not running: the protected-file methods then answer -1. */
+  readonly protectedFiles?: ProtectedFiles;
 }

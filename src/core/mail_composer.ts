@@ -24,6 +24,12 @@ import type { PeerKeyCache } from "./peer_keys.ts";
 /** Header a gateway sets to ask a peer gateway for an automatic delivery receipt. */
 export const DELIVERY_RECEIPT_HEADER = "Edge-Delivery-Receipt-To";
 
+/**
+ * Header (inside the encrypted part, may repeat) carrying one signed protected-file PDU
+ * (docs/prv-format.md): with a `.prv` on its chat message, or alone on a hidden PDU mail.
+ */
+export const PRV_PDU_HEADER = "Edge-Prv-Pdu";
+
 /** A recipient with the key its mail is encrypted to. */
 export interface KeyedRecipient {
   readonly addr: string;
@@ -32,7 +38,7 @@ export interface KeyedRecipient {
   readonly publicKey: Uint8Array;
 }
 
-function recipientOf(c: ContactRecord): KeyedRecipient {
+export function recipientOf(c: ContactRecord): KeyedRecipient {
   return { addr: c.addr, name: c.name || c.authName, publicKey: c.publicKey };
 }
 
@@ -128,7 +134,7 @@ export class MailComposer {
     if (draft.inReplyTo !== "") {
       extra.push(["In-Reply-To", `<${draft.inReplyTo}>`], ["References", `<${draft.inReplyTo}>`]);
     }
-    extra.push(...timerHeader(chat.ephemeralTimer));
+    extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
     const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
@@ -175,6 +181,25 @@ export class MailComposer {
       text,
     });
     return await this.seal(inner, to, messageId);
+  }
+
+  /**
+   * A hidden mail carrying protected-file PDUs only (request, grant, revoke, deny): no text, no
+   * file, the PDUs in `PRV_PDU_HEADER` headers (already folded) inside the encrypted part.
+   */
+  async renderPdus(to: KeyedRecipient, pdus: readonly string[]): Promise<RenderedMail> {
+    const messageId = this.newMessageId();
+    const inner = renderChatMessage({
+      from: this.#from(),
+      to: [to],
+      messageId: `<${messageId}>`,
+      date: new Date(),
+      subject: `Message from ${this.self.name || this.self.addr}`,
+      autocryptKey: this.self.publicKey,
+      extra: pdus.map((p): [string, string] => [PRV_PDU_HEADER, p]),
+      text: "",
+    });
+    return await this.seal(inner, [to], messageId);
   }
 
   /** A receipt for messages of one sender: read (`displayed`) or stored (`processed`). */

@@ -59,6 +59,11 @@ export interface OutgoingDraft {
   readonly inReplyTo: string;
   /** Text of the quoted message, sent as `> ` lines above the text ('' for no quote). */
   readonly quote: string;
+  /**
+   * Headers added inside the encrypted part (the protected-file PDUs that travel with a `.prv`;
+   * Delta Chat ignores them).
+   */
+  readonly extraHeaders?: readonly [string, string][];
 }
 
 /** What a renderer produced: the complete encrypted mail and its SMTP envelope. */

@@ -138,7 +138,10 @@ export class ProtectedFilesStore {
   /** Stores a protected file with its recipients; returns its file id. */
   insertSent(
     f: Omit<SentFileRecord, "id">,
-    recipients: readonly Omit<AccessRecord, "fileId" | "state" | "windowStart" | "windowEnd" | "requestId">[],
+    recipients: readonly Omit<
+      AccessRecord,
+      "fileId" | "state" | "windowStart" | "windowEnd" | "requestId"
+    >[],
   ): number {
     return this.db.tx(() => {
       const id = this.db.run(
@@ -213,7 +216,10 @@ export class ProtectedFilesStore {
   }
 
   accessList(fileId: number): AccessRecord[] {
-    return this.db.all<Row>("SELECT * FROM prv_access WHERE file_id = ? ORDER BY contact_id", fileId)
+    return this.db.all<Row>(
+      "SELECT * FROM prv_access WHERE file_id = ? ORDER BY contact_id",
+      fileId,
+    )
       .map(accessOf);
   }
 

@@ -1,0 +1,253 @@
+/**
+ * The recipient's side of protected files: a `.prv` received with its PDUs is checked and
+ * recorded (S1 stored, S2 in memory only), grants, revokes and denials from the owner are
+ * applied, and the owner is asked for a grant (on open, after a restart) or a renewal.
+ */
+import type { BlobFile } from "../core/blobs.ts";
+import type { PduSender } from "../core/receive.ts";
+import { GatewayError } from "../errors.ts";
+import { logger } from "../log.ts";
+import type { ReceivedFileRecord } from "../store/mod.ts";
+import { type AccessVerdict, recipientVerdict } from "./access_state.ts";
+import type { GrantMemory } from "./grant_memory.ts";
+import {
+  type FilePdu,
+  type GrantPdu,
+  type OtkPdu,
+  type Pdu,
+  PDU_VERSION,
+  PduError,
+  PduType,
+  shareOf,
+  signPdu,
+  verifyPdu,
+} from "./pdu.ts";
+import { nowOf, type PrvDeps, randomId, sendPdus } from "./prv_mail.ts";
+
+const log = logger("prv");
+
+/** Seconds before an unanswered `open` request is sent again. */
+export const REQUEST_RETRY_SECONDS = 60;
+
+/** A `.prv` whose PDUs verified, ready to be recorded with its message. */
+export interface PreparedFile {
+  readonly file: FilePdu;
+  readonly s1: Uint8Array;
+  readonly grant?: GrantPdu;
+}
+
+/** Verifies every PDU under the sender's key; the ones that do not verify are logged and dropped. */
+export async function verifyAll(pdus: readonly string[], sender: PduSender): Promise<Pdu[]> {
+  const out: Pdu[] = [];
+  for (const encoded of pdus) {
+    try {
+      out.push(await verifyPdu(encoded, sender.publicKey));
+    } catch (err) {
+      log.warn("protected-file PDU dropped", { error: (err as Error).message });
+    }
+  }
+  return out;
+}
+
+/** The recipient's operations. */
+export class PrvRecipient {
+  constructor(private readonly d: PrvDeps, private readonly memory: GrantMemory) {}
+
+  /**
+   * The PDUs of a received `.prv`: a file_pdu by the sender (its owner) naming this `.prv`'s hash
+   * and us among the recipients, and our otk_pdu; optionally our first grant.
+   */
+  async prepare(
+    pdus: readonly string[],
+    sender: PduSender,
+    blob: BlobFile,
+  ): Promise<PreparedFile | undefined> {
+    const me = this.d.self.fingerprint;
+    const verified = await verifyAll(pdus, sender);
+    const file = verified.find((p): p is FilePdu =>
+      p.type === PduType.FILE && p.owner === sender.fingerprint &&
+      p.prv_sha256.slice(0, 32) === blob.blob.slice(0, 32) && p.recipients.includes(me)
+    );
+    if (file === undefined) {
+      log.warn("a .prv arrived without a file_pdu that describes it; it cannot be opened");
+      return undefined;
+    }
+    const otk = verified.find((p): p is OtkPdu =>
+      p.type === PduType.OTK && p.file_uid === file.file_uid && p.recipient === me
+    );
+    if (otk === undefined) {
+      log.warn("a .prv arrived without our otk_pdu; it cannot be opened");
+      return undefined;
+    }
+    const grant = verified.find((p): p is GrantPdu =>
+      p.type === PduType.GRANT && p.file_uid === file.file_uid && p.recipient === me
+    );
+    try {
+      return { file, s1: shareOf(otk.s1, "otk_pdu.s1"), grant };
+    } catch (err) {
+      log.warn("protected-file PDU dropped", { error: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  /** Records a prepared `.prv` for message `msgId` (in the reception transaction). */
+  record(p: PreparedFile, msgId: number, chatId: number, ownerContactId: number): void {
+    const now = nowOf(this.d);
+    const minutes = p.file.rules.duration_minutes;
+    const windowEnd = minutes > 0 ? now + minutes * 60 : 0;
+    const id = this.d.ctx.store.protectedFiles.insertReceived({
+      msgId,
+      chatId,
+      ownerContactId,
+      fileUid: p.file.file_uid,
+      prvSha256: p.file.prv_sha256,
+      s1: p.s1,
+      allowDownload: p.file.rules.allow_download === true,
+      allowForward: p.file.rules.allow_forward === true,
+      durationMinutes: minutes,
+      name: p.file.name,
+      mime: p.file.mime,
+      size: p.file.size,
+      receivedAt: now,
+      windowEnd,
+    });
+    if (p.grant !== undefined) this.#hold(id, p.grant, windowEnd);
+  }
+
+  #hold(fileId: number, g: GrantPdu, windowEnd: number): void {
+    try {
+      const s2 = shareOf(g.s2, "grant.s2");
+      const notAfter = g.not_after > 0 ? g.not_after : windowEnd;
+      this.memory.hold(fileId, { s2, notAfter });
+    } catch (err) {
+      log.warn("grant dropped", { error: (err as Error).message });
+    }
+  }
+
+  /** Applies a grant, revoke or deny from the owner (contact `ownerId`) to our copies. */
+  apply(pdu: Pdu, ownerId: number): void {
+    if (!("recipient" in pdu) || pdu.recipient !== this.d.self.fingerprint) return;
+    const store = this.d.ctx.store.protectedFiles;
+    for (const rec of store.receivedByUid(pdu.file_uid, ownerId)) {
+      this.d.ctx.tx.run((emit) => {
+        const changed = {
+          kind: "PrivittyFileAccessChanged",
+          chatId: rec.chatId,
+          fileId: rec.id,
+        } as const;
+        switch (pdu.type) {
+          case PduType.GRANT: {
+            if (rec.state === "revoked") return;
+            if (rec.state === "renew_requested" || rec.state === "denied") {
+              store.updateReceived(rec.id, {
+                state: "open",
+                windowEnd: pdu.not_after,
+                requestId: "",
+                reason: "",
+              });
+            }
+            this.#hold(rec.id, pdu, pdu.not_after > 0 ? pdu.not_after : rec.windowEnd);
+            emit(changed);
+            return;
+          }
+          case PduType.REVOKE: {
+            store.updateReceived(rec.id, { state: "revoked", reason: "revoked by the owner" });
+            store.dropShare(rec.id);
+            this.memory.drop(rec.id);
+            const ended = this.memory.endStreams(rec.id, "access to this file was revoked");
+            log.info("access revoked by the owner", { file_id: rec.id, streams_ended: ended });
+            emit({
+              kind: "PrivittyFileAccessRevoked",
+              chatId: rec.chatId,
+              contactId: ownerId,
+              fileId: rec.id,
+            });
+            return;
+          }
+          case PduType.DENY: {
+            if (rec.state !== "renew_requested") return;
+            store.updateReceived(rec.id, { state: "denied", requestId: "" });
+            emit(changed);
+            return;
+          }
+        }
+      });
+    }
+  }
+
+  /** The state of a received file now. */
+  verdict(rec: ReceivedFileRecord): AccessVerdict {
+    return recipientVerdict(
+      rec,
+      this.memory.grant(rec.id),
+      nowOf(this.d),
+      this.memory.askedAt(rec.id),
+    );
+  }
+
+  /**
+   * Asks the owner for S2 when the file is `requested` and no request went out in the last
+   * minute (the automatic request after a restart). Returns the state after asking.
+   */
+  async askIfNeeded(rec: ReceivedFileRecord): Promise<AccessVerdict> {
+    const v = this.verdict(rec);
+    const now = nowOf(this.d);
+    if (v.state !== "requested" || now - this.memory.askedAt(rec.id) < REQUEST_RETRY_SECONDS) {
+      return v;
+    }
+    try {
+      await this.#request(rec, "open");
+      this.memory.asked(rec.id, now);
+    } catch (err) {
+      log.warn("cannot ask the owner for access", { error: (err as Error).message });
+    }
+    return this.verdict(rec);
+  }
+
+  async #request(rec: ReceivedFileRecord, reason: "open" | "renew"): Promise<string> {
+    const requestId = randomId();
+    const pdu = await signPdu({
+      v: PDU_VERSION,
+      file_uid: rec.fileUid,
+      issued_at: nowOf(this.d),
+      type: PduType.REQUEST,
+      requester: this.d.self.fingerprint,
+      reason,
+      request_id: requestId,
+      received_at: rec.receivedAt,
+    }, this.d.self.privateKey);
+    await sendPdus(this.d, rec.ownerContactId, [pdu.encoded]);
+    return requestId;
+  }
+
+  /**
+   * Asks the owner to renew access to an expired (or denied) file: the state becomes
+   * `waiting_owner_action` until the owner grants or denies. -1 for a file in another state.
+   */
+  async requestRenewal(rec: ReceivedFileRecord): Promise<void> {
+    const v = this.verdict(rec);
+    if (v.state !== "expired" && v.state !== "denied") {
+      throw new GatewayError(
+        `secure_request_file_access: file ${rec.id} is ${v.state}; a renewal can be asked for ` +
+          `an expired or denied file only`,
+      );
+    }
+    const requestId = await this.#request(rec, "renew");
+    this.d.ctx.tx.run((emit) => {
+      this.d.ctx.store.protectedFiles.updateReceived(rec.id, {
+        state: "renew_requested",
+        requestId,
+      });
+      emit({ kind: "PrivittyFileAccessChanged", chatId: rec.chatId, fileId: rec.id });
+    });
+  }
+
+  /** The key of a file whose state is active: S1 xor S2 (the caller zeroes it after use). */
+  contentKey(rec: ReceivedFileRecord): Uint8Array {
+    const g = this.memory.grant(rec.id);
+    if (g === undefined) throw new PduError("no grant held");
+    const cek = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) cek[i] = rec.s1[i] ^ g.s2[i];
+    return cek;
+  }
+}
