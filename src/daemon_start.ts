@@ -54,6 +54,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     dataDir: config.dataDir,
     serverParams: account.serverParams,
     password: account.password,
+    deviceFingerprint: account.device.fingerprint,
   });
   const services: Services = {
     config,

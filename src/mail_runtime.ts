@@ -15,6 +15,7 @@ import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
 import { logger } from "./log.ts";
+import { deviceKeyOf } from "./protected_files/key_shares.ts";
 import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { OutgoingRenderer } from "./services.ts";
@@ -34,6 +35,8 @@ export interface MailRuntimeOptions {
   readonly dataDir: string;
   readonly serverParams: ServerParams;
   readonly password: string;
+  /** The device fingerprint: protected files' stored shares are bound to it. */
+  readonly deviceFingerprint?: string;
 }
 
 /** What the daemon wires. */
@@ -89,6 +92,7 @@ export function createMessenger(
   queue: (mail: RenderedMail) => void,
   receiptWindowMs?: number,
   wake: () => void = () => {},
+  deviceFingerprint = "",
 ): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
@@ -109,6 +113,7 @@ export function createMessenger(
     self,
     renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
     queue,
+    deviceKey: deviceKeyOf(deviceFingerprint),
   });
   const receiver = new Receiver({
     ctx,
@@ -155,6 +160,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     },
     undefined,
     () => smtp.wake(),
+    o.deviceFingerprint,
   );
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();

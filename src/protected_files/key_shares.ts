@@ -2,6 +2,7 @@
  * The split content key (docs/prv-format.md, Split key): CEK = S1 xor S2, with a fresh random S1
  * per recipient, so each share alone is uniformly random and says nothing about the CEK.
  */
+import { createHash, createHmac } from "node:crypto";
 import { CEK_SIZE } from "./prv_crypto.ts";
 
 /** The two shares of one recipient. */
@@ -37,4 +38,34 @@ export function joinShares(s1: Uint8Array, s2: Uint8Array): Uint8Array {
 /** The owner's S2 of a recipient, from the CEK and that recipient's stored S1. */
 export function secondShare(cek: Uint8Array, s1: Uint8Array): Uint8Array {
   return xorBytes(cek, s1);
+}
+
+/**
+ * The device key: what binds stored shares to this machine. From the device fingerprint (SHA-256
+ * of MAC and machine id, recomputed at every start), so a data directory copied to another
+ * machine derives another key and unwraps nothing.
+ */
+export function deviceKeyOf(deviceFingerprint: string): Uint8Array {
+  return new Uint8Array(
+    createHash("sha256").update("edge-gateway prv device v1\n").update(deviceFingerprint).digest(),
+  );
+}
+
+/** A short public tag of the device key (stored beside wrapped shares, to tell a copy apart). */
+export function deviceTagOf(deviceKey: Uint8Array): string {
+  return createHmac("sha256", deviceKey).update("tag").digest("hex").slice(0, 16);
+}
+
+/**
+ * Wraps (or unwraps: xor is its own inverse) a 32-byte secret stored for file `fileUid` under
+ * the device key: S1 at a recipient, the CEK at the owner.
+ */
+export function deviceWrap(
+  deviceKey: Uint8Array,
+  label: "s1" | "cek",
+  fileUid: string,
+  secret: Uint8Array,
+): Uint8Array {
+  const mask = createHmac("sha256", deviceKey).update(`${label}\n${fileUid}`).digest();
+  return xorBytes(secret, new Uint8Array(mask));
 }

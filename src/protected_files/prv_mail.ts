@@ -20,6 +20,8 @@ export interface PrvDeps {
   readonly renderPdus: RenderPdusFn;
   /** Puts a finished mail into the outbox and wakes the sender. */
   readonly queue: (mail: RenderedMail) => void;
+  /** This machine's device key (`deviceKeyOf`): stored S1 and CEKs are wrapped under it. */
+  readonly deviceKey: Uint8Array;
 }
 
 /** Unix seconds now. */

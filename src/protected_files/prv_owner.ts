@@ -10,7 +10,7 @@ import { Messages } from "../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
-import { secondShare, splitKey } from "./key_shares.ts";
+import { deviceWrap, secondShare, splitKey } from "./key_shares.ts";
 import {
   type AccessRules,
   foldPdu,
@@ -121,7 +121,7 @@ export class PrvOwner {
       name,
       mime: mimeOf(name),
       size: enc.plaintextSize,
-      cek: enc.cek,
+      cek: deviceWrap(this.d.deviceKey, "cek", enc.fileUid, enc.cek),
       allowDownload: req.rules.allow_download,
       allowForward: req.rules.allow_forward,
       durationMinutes: minutes,
@@ -139,6 +139,11 @@ export class PrvOwner {
       otk_pdu_b64: peer.otkPdu,
       file_id: fileId,
     };
+  }
+
+  /** The CEK of a sent file (stored wrapped under the device key). */
+  cekOf(sent: SentFileRecord): Uint8Array {
+    return deviceWrap(this.d.deviceKey, "cek", sent.fileUid, sent.cek);
   }
 
   /** The sent file whose `.prv` is `blob` (by content hash), or undefined. */
@@ -181,7 +186,7 @@ export class PrvOwner {
         issued_at: nowOf(this.d),
         type: PduType.GRANT,
         recipient: a.fingerprint,
-        s2: shareB64(secondShare(sent.cek, a.s1)),
+        s2: shareB64(secondShare(this.cekOf(sent), a.s1)),
         not_after: 0,
         request_id: "",
       }, this.d.self.privateKey);
@@ -255,7 +260,7 @@ export class PrvOwner {
       issued_at: nowOf(this.d),
       type: PduType.GRANT,
       recipient: a.fingerprint,
-      s2: shareB64(secondShare(sent.cek, a.s1)),
+      s2: shareB64(secondShare(this.cekOf(sent), a.s1)),
       not_after: notAfter,
       request_id: requestId,
     }, this.d.self.privateKey);

@@ -8,7 +8,8 @@ import type { PduSender } from "../core/receive.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { ReceivedFileRecord } from "../store/mod.ts";
-import { type AccessVerdict, recipientVerdict } from "./access_state.ts";
+import { type AccessVerdict, FileAccessState, recipientVerdict } from "./access_state.ts";
+import { deviceTagOf, deviceWrap } from "./key_shares.ts";
 import type { GrantMemory } from "./grant_memory.ts";
 import {
   type FilePdu,
@@ -101,7 +102,7 @@ export class PrvRecipient {
       ownerContactId,
       fileUid: p.file.file_uid,
       prvSha256: p.file.prv_sha256,
-      s1: p.s1,
+      s1: deviceWrap(this.d.deviceKey, "s1", p.file.file_uid, p.s1),
       allowDownload: p.file.rules.allow_download === true,
       allowForward: p.file.rules.allow_forward === true,
       durationMinutes: minutes,
@@ -110,6 +111,7 @@ export class PrvRecipient {
       size: p.file.size,
       receivedAt: now,
       windowEnd,
+      deviceTag: deviceTagOf(this.d.deviceKey),
     });
     if (p.grant !== undefined) this.#hold(id, p.grant, windowEnd);
   }
@@ -177,6 +179,13 @@ export class PrvRecipient {
 
   /** The state of a received file now. */
   verdict(rec: ReceivedFileRecord): AccessVerdict {
+    if (rec.deviceTag !== deviceTagOf(this.d.deviceKey)) {
+      return {
+        state: FileAccessState.NOT_FOUND,
+        reason: "this file's key share is bound to the device that received it; this data " +
+          "directory was copied or moved from another device",
+      };
+    }
     return recipientVerdict(
       rec,
       this.memory.grant(rec.id),
@@ -246,8 +255,10 @@ export class PrvRecipient {
   contentKey(rec: ReceivedFileRecord): Uint8Array {
     const g = this.memory.grant(rec.id);
     if (g === undefined) throw new PduError("no grant held");
+    const s1 = deviceWrap(this.d.deviceKey, "s1", rec.fileUid, rec.s1);
     const cek = new Uint8Array(32);
-    for (let i = 0; i < 32; i++) cek[i] = rec.s1[i] ^ g.s2[i];
+    for (let i = 0; i < 32; i++) cek[i] = s1[i] ^ g.s2[i];
+    s1.fill(0);
     return cek;
   }
 }

@@ -194,7 +194,13 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     if (m.fromId === ContactId.SELF) {
       const sent = store.sentByHashPrefix(m.file.slice(0, 32));
       if (sent === undefined) return undefined;
-      return { path, cek: sent.cek, name: sent.name, allowDownload: true, chatId: m.chatId };
+      return {
+        path,
+        cek: this.owner.cekOf(sent),
+        name: sent.name,
+        allowDownload: true,
+        chatId: m.chatId,
+      };
     }
     const rec = store.receivedByMsg(msgId);
     if (rec === undefined) {

@@ -216,7 +216,8 @@ export const MIGRATIONS: readonly string[] = [
   // 10: protected files (docs/prv-format.md). `prv_sent`: files this gateway protected (file_id
   // is the id the API shows; the CEK stays here, the owner holds the plaintext anyway), with one
   // `prv_access` row per recipient (its S1, state and window). `prv_received`: .prv files received
-  // with their PDUs (S1 only: S2 is held in memory, never stored).
+  // with their PDUs (S1 only: S2 is held in memory, never stored). S1 and the CEK are stored
+  // wrapped under a key derived from the device fingerprint; `device_tag` tells a copy apart.
   `
   CREATE TABLE prv_sent (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -268,7 +269,8 @@ export const MIGRATIONS: readonly string[] = [
     window_end INTEGER NOT NULL DEFAULT 0,
     state TEXT NOT NULL DEFAULT 'open',
     request_id TEXT NOT NULL DEFAULT '',
-    reason TEXT NOT NULL DEFAULT ''
+    reason TEXT NOT NULL DEFAULT '',
+    device_tag TEXT NOT NULL DEFAULT ''
   ) STRICT;
   CREATE INDEX prv_received_uid ON prv_received (file_uid);
   CREATE INDEX prv_received_hash ON prv_received (prv_sha256);

@@ -68,6 +68,8 @@ export interface ReceivedFileRecord {
   readonly state: ReceivedRowState;
   readonly requestId: string;
   readonly reason: string;
+  /** Tag of the device key S1 is wrapped under (see key_shares.ts). */
+  readonly deviceTag: string;
 }
 
 type Row = Record<string, unknown>;
@@ -128,6 +130,7 @@ function receivedOf(r: Row): ReceivedFileRecord {
     state: r.state as ReceivedRowState,
     requestId: r.request_id as string,
     reason: r.reason as string,
+    deviceTag: r.device_tag as string,
   };
 }
 
@@ -249,7 +252,7 @@ export class ProtectedFilesStore {
     return this.db.run(
       "INSERT INTO prv_received (msg_id, chat_id, owner_contact_id, file_uid, prv_sha256, s1, " +
         "allow_download, allow_forward, duration_minutes, name, mime, size, received_at, " +
-        "window_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "window_end, device_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       f.msgId,
       f.chatId,
       f.ownerContactId,
@@ -264,6 +267,7 @@ export class ProtectedFilesStore {
       f.size,
       f.receivedAt,
       f.windowEnd,
+      f.deviceTag,
     ).lastId;
   }
 
