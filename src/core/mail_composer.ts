@@ -184,20 +184,24 @@ export class MailComposer {
   }
 
   /**
-   * A hidden mail carrying protected-file PDUs only (request, grant, revoke, deny): no text, no
-   * file, the PDUs in `PRV_PDU_HEADER` headers (already folded) inside the encrypted part.
+   * A hidden mail carrying protected-file PDUs only (request, grant, revoke, deny), in
+   * `PRV_PDU_HEADER` headers (already folded) inside the encrypted part. It has the shape of a
+   * delivery receipt (MDN) for a Message-ID that names no message, because that is what Delta
+   * Chat files away unseen ("Message is an MDN", trash): a Delta Chat peer shows nothing, where an
+   * empty chat message would show as an empty bubble. Gateways read the PDUs first.
    */
   async renderPdus(to: KeyedRecipient, pdus: readonly string[]): Promise<RenderedMail> {
     const messageId = this.newMessageId();
-    const inner = renderChatMessage({
+    const inner = renderReadReceipt({
       from: this.#from(),
       to: [to],
       messageId: `<${messageId}>`,
       date: new Date(),
-      subject: `Message from ${this.self.name || this.self.addr}`,
+      subject: "Receipt Notification",
       autocryptKey: this.self.publicKey,
       extra: pdus.map((p): [string, string] => [PRV_PDU_HEADER, p]),
-      text: "",
+      originalMessageIds: [`<${this.newMessageId()}>`],
+      disposition: "processed",
     });
     return await this.seal(inner, [to], messageId);
   }

@@ -54,8 +54,9 @@ export class GrantMemory {
   endStreams(fileId: number, reason: string): number {
     const set = this.#streams.get(fileId);
     if (set === undefined) return 0;
-    for (const ac of set) ac.abort(new Error(reason));
+    const running = [...set];
     this.#streams.delete(fileId);
-    return set.size;
+    for (const ac of running) ac.abort(new Error(reason));
+    return running.length;
   }
 }

@@ -133,6 +133,7 @@ Deno.test("revoke: B's next open is 403 revoked, a running stream ends, S1 is go
   const rec = p.bob.store.protectedFiles.receivedByMsg(bobMsg)!;
   assert.ok(rec.s1.every((b) => b === 0), "S1 dropped");
   assert.ok(p.bob.sink.events.some((e) => e.kind === "PrivittyFileAccessRevoked"));
+  assert.equal(p.bob.protectedFiles.memory.endStreams(rec.id, "again"), 0, "none left running");
   // A restart after the revoke opens nothing either (nothing is asked again).
   await restartBob(p);
   await assert.rejects(() => p.bob.protectedFiles.open(bobMsg), FileAccessDeniedError);
