@@ -286,7 +286,7 @@ if (import.meta.main) {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
-    // End-to-end messaging (bench/e2e.ts), the inbox flood (bench/hostile_mail.ts) and the .prv
+    // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile_mail.ts) and the .prv
     // container (bench/prv.ts): their own sections, appended after the report above.
     if (only !== "http") {
       await runE2eSection();

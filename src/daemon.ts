@@ -10,14 +10,33 @@ const log = logger("daemon");
 
 /** Usage text of `serve`. */
 export const SERVE_USAGE =
-  `usage: edge-gateway [serve] [--port P] [--host H] [--data-dir D] [--files-dir F] [--cors]
-       privitty-edged [--listen HOST:PORT] [--accounts DIR] [--files-dir F] [--cors]
+  `usage: edge-gateway [serve] [options]      (also: privitty-edged [options])
 
-Runs the gateway daemon. --listen HOST:PORT and --accounts DIR are the product's names for
---host/--port and --data-dir (give one form of each). Environment: EDGE_PROFILE (required on
-first run), EDGE_SERVER, EDGE_LICENSE_URL, EDGE_DATA_DIR, EDGE_FILES_DIR, EDGE_LOG_LEVEL,
-EDGE_SSE_PING_MS, EDGE_ALLOW_PLAINTEXT_MAIL; each also as PRIVITTY_* (PRIVITTY_PROFILE, …),
-the EDGE_ name winning when both are set. See README.md for details.`;
+Runs the gateway daemon (SPEC §1: provisions on first start, then serves HTTP).
+
+Options:
+  --port P             HTTP port (default 7200)
+  --host H             listen address (default 0.0.0.0; /rpc and /events have no auth)
+  --listen HOST:PORT   both at once, the product's form (e.g. 0.0.0.0:7200, [::1]:7200)
+  --data-dir D         data directory: keys, database, blobs, license (default /var/lib/privitty)
+  --accounts D         the same, the product's name
+  --files-dir F        the only directory whose files may be sent or protected
+                       (default <data dir>/files)
+  --cors               send CORS headers and answer preflights (off by default)
+  --help               this text
+Give one form of each: --listen or --host/--port, --accounts or --data-dir.
+
+Environment (each also as PRIVITTY_*, e.g. PRIVITTY_PROFILE; the EDGE_ name wins):
+  EDGE_PROFILE               display name, required on first start
+  EDGE_SERVER                relay host, https://host/new URL, or http://127.0.0.1:PORT
+  EDGE_LICENSE_URL           license delivery URL, activated at first start
+  EDGE_LICENSE_TRUSTED_KEYS  license-server public keys trusted when run from source
+  EDGE_DATA_DIR              as --data-dir
+  EDGE_FILES_DIR             as --files-dir
+  EDGE_LOG_LEVEL             debug | info | warn | error (default info)
+  EDGE_SSE_PING_MS           SSE keepalive interval (default 15000)
+  EDGE_ALLOW_PLAINTEXT_MAIL  true: allow IMAP/SMTP without TLS (default false)
+See README.md for details.`;
 
 /** Parses the configuration, runs the daemon until a stop signal, and returns the exit code. */
 export async function runDaemon(args: readonly string[]): Promise<number> {

@@ -86,6 +86,8 @@ export interface FollowOptions {
   onEvent(message: SseMessage): Promise<void>;
   /** Receives one-line notices about drops and reconnects (for stderr). */
   onNotice(text: string): Promise<void>;
+  /** Called each time a stream is open (HTTP 200), with the id it resumes after, if any. */
+  onConnected?(resumeAfter: string | undefined): Promise<void>;
 }
 
 /** How the stream ended: the caller's signal fired, or the server said stop (HTTP 204). */
@@ -109,7 +111,11 @@ export async function followEvents(options: FollowOptions): Promise<FollowEnd> {
     const parser = new SseParser();
     let delivered = 0;
     try {
-      const opened = () => connectedOnce = true;
+      const resumeAfter = lastId;
+      const opened = async (streaming: boolean) => {
+        connectedOnce = true;
+        if (streaming) await options.onConnected?.(resumeAfter);
+      };
       const end = await connectOnce(options, policy, parser, lastId, opened, async (message) => {
         if (message.id !== undefined) lastId = message.id;
         delivered++;
@@ -143,7 +149,7 @@ async function connectOnce(
   policy: ReconnectPolicy,
   parser: SseParser,
   lastId: string | undefined,
-  opened: () => void,
+  opened: (streaming: boolean) => Promise<void>,
   deliver: (message: SseMessage) => Promise<void>,
 ): Promise<"closed" | "server-stop"> {
   const headers: Record<string, string> = { accept: "text/event-stream" };
@@ -162,7 +168,7 @@ async function connectOnce(
     const { response } = await gatewayFetch(http, "/events", { headers }, false);
     if (response.status === 204) {
       await response.body?.cancel();
-      opened();
+      await opened(false);
       return "server-stop";
     }
     const type = response.headers.get("content-type") ?? "";
@@ -172,7 +178,7 @@ async function connectOnce(
         `GET /events answered HTTP ${response.status} (${type || "no content type"})`,
       );
     }
-    opened();
+    await opened(true);
     if (response.body === null) return "closed";
     armIdle();
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

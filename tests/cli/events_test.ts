@@ -77,6 +77,13 @@ Deno.test("events prints NDJSON and resumes with Last-Event-ID after each drop",
   assert.deepEqual(requests, [null, "3", "6", "7"]);
   assert.match(stderr, /event stream closed by the gateway \(will resume after event 3\)/);
   assert.match(stderr, /reconnecting in 0\.5 s/);
+  const connected = stderr.split("\n").filter((l) => l.includes("connected to"));
+  assert.equal(connected.length, 4, "one 'connected' notice per connection");
+  assert.match(
+    connected[0],
+    /events: connected to http:\/\/127\.0\.0\.1:\d+\/events \(live events\)/,
+  );
+  assert.match(connected[1], /\(resuming after id 3\)/);
 });
 
 Deno.test("events drops events a server replays after a reconnect (no duplicates)", async () => {

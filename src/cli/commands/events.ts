@@ -34,6 +34,11 @@ async function run(ctx: CommandContext): Promise<number> {
       lastEventId: since,
       onEvent,
       onNotice: (text) => ctx.out.error(`edge-gateway: events: ${text}`),
+      onConnected: (after) =>
+        ctx.out.error(
+          `edge-gateway: events: connected to ${ctx.http.baseUrl}/events` +
+            (after === undefined ? " (live events)" : ` (resuming after id ${after})`),
+        ),
     });
   } catch (err) {
     if (err instanceof Deno.errors.BrokenPipe) return 0; // the reader went away (| head)
@@ -83,7 +88,7 @@ export const events: Command = {
     "After a drop it reconnects with exponential back-off (0.5 s doubling to 30 s) and resumes " +
     "after the last printed id, so no event is printed twice. 'lag' events (events were " +
     "missed) are always printed, even with --type. Output is the same with --json. Notices " +
-    "about drops go to stderr. Exits 0 on Ctrl-C or SIGTERM.",
+    "about the connection (connected, dropped, reconnecting) go to stderr. Exits 0 on Ctrl-C or SIGTERM.",
   options: [
     { name: "since", kind: "string", value: "ID", help: "resume after this event id" },
     {

@@ -10,6 +10,6 @@ export const serve: Command = {
   usage: "serve [--port P] [--host H] [--data-dir D] [--cors] (or --listen HOST:PORT --accounts D)",
   summary: "run the gateway daemon (the default when no command is given)",
   http: "serves POST /rpc, GET /events, GET /health, POST /auth, GET /stream/:msg_id",
-  details: "Run 'edge-gateway serve --help' for the daemon's options and environment.",
+  details: "Run 'edge-gateway serve --help' for every daemon option and environment variable.",
   args: { min: 0, max: Infinity },
 };
