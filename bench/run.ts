@@ -284,6 +284,9 @@ if (import.meta.main) {
     await runHostileMailSection("BENCH_ONLY=hostile-mail npx --yes deno@2.9.5 task bench");
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
+  } else if (only === "prv-stream") {
+    const { runPrvStreamSection } = await import("./prv_stream.ts");
+    await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile_mail.ts) and the .prv
@@ -292,6 +295,7 @@ if (import.meta.main) {
       await runE2eSection();
       await runHostileMailSection();
       await runPrvSection();
+      await (await import("./prv_stream.ts")).runPrvStreamSection();
     }
   }
 }
