@@ -29,6 +29,8 @@ const log = logger("prv");
 
 /** Seconds before an unanswered `open` request is sent again. */
 export const REQUEST_RETRY_SECONDS = 60;
+/** PDUs read from one mail at most (each costs a signature check); the rest are dropped. */
+export const MAX_PDUS_PER_MAIL = 64;
 
 /** A `.prv` whose PDUs verified, ready to be recorded with its message. */
 export interface PreparedFile {
@@ -40,7 +42,12 @@ export interface PreparedFile {
 /** Verifies every PDU under the sender's key; the ones that do not verify are logged and dropped. */
 export async function verifyAll(pdus: readonly string[], sender: PduSender): Promise<Pdu[]> {
   const out: Pdu[] = [];
-  for (const encoded of pdus) {
+  if (pdus.length > MAX_PDUS_PER_MAIL) {
+    log.warn("too many protected-file PDUs in one mail; the rest are dropped", {
+      count: pdus.length,
+    });
+  }
+  for (const encoded of pdus.slice(0, MAX_PDUS_PER_MAIL)) {
     try {
       out.push(await verifyPdu(encoded, sender.publicKey));
     } catch (err) {

@@ -78,7 +78,8 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
       reader = await openPrvFile(o.path, o.cek);
     } catch (err) {
       o.track?.done();
-      if (err instanceof PrvError || err instanceof Deno.errors.NotFound) {
+      if (err instanceof Deno.errors.NotFound) return undefined; // the blob is gone: 404
+      if (err instanceof PrvError) {
         throw new DecryptError(
           `cannot decrypt the file of message ${msgId}: ${(err as Error).message}`,
         );
