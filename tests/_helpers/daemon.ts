@@ -21,6 +21,12 @@ export interface SpawnDaemonOptions {
    * instead of `--host/--port/--data-dir`, and PRIVITTY_* instead of EDGE_* variables.
    */
   readonly productForm?: boolean;
+  /**
+   * Another machine: this file is bind-mounted over `/etc/machine-id` for the daemon alone (a
+   * private mount namespace; needs root, as the relay tests have), so its device fingerprint
+   * differs from every other daemon's on this host.
+   */
+  readonly machineIdFile?: string;
 }
 
 /** A daemon subprocess. */
@@ -56,8 +62,23 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
   const where = opts.productForm
     ? ["--accounts", opts.dataDir, "--listen", `127.0.0.1:${port}`]
     : ["--data-dir", opts.dataDir, "--port", String(port), "--host", "127.0.0.1"];
-  const child = new Deno.Command("bash", {
-    args: [`${ROOT}scripts/start.sh`, ...where, ...(opts.args ?? [])],
+  const start = [`${ROOT}scripts/start.sh`, ...where, ...(opts.args ?? [])];
+  // unshare, then bash, then start.sh exec into one another: the child's PID is the daemon's.
+  const [program, args] = opts.machineIdFile === undefined ? ["bash", start] : [
+    "unshare",
+    [
+      "--mount",
+      "--propagation",
+      "private",
+      "bash",
+      "-c",
+      'mount --bind "$0" /etc/machine-id && exec bash "$@"',
+      opts.machineIdFile,
+      ...start,
+    ],
+  ];
+  const child = new Deno.Command(program, {
+    args,
     cwd: ROOT,
     env,
     clearEnv: false,

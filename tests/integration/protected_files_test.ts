@@ -2,12 +2,14 @@
  * Protected files end to end (issue 11 §5): real daemons on the real relay, licensed by the
  * project's license server. A protects a file for B and sends it; B streams it through the
  * viewer API (type, bytes, Range), cannot forward it, loses it on revoke (a running stream
- * ends); after a restart B asks A again and stays `requested` while A is offline. Plaintext never
- * reaches B's disk. A Delta Chat peer gets a .prv as a plain attachment and no PDU as text.
+ * ends); after a restart B asks A again and stays `requested` while A is offline; a copy of B's
+ * data dir on another machine (another /etc/machine-id) opens nothing. Plaintext never reaches
+ * B's disk. A Delta Chat peer gets a .prv as a plain attachment and no PDU as text.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
+import { spawnDaemon } from "../_helpers/daemon.ts";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { testLicense } from "../_helpers/licensed.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
@@ -219,6 +221,49 @@ Deno.test({
         const res = await stream(b, token, bobMsg);
         assert.equal(res.status, 200);
         assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+      });
+
+      await t.step("a copy of B's data dir on another machine opens nothing", async () => {
+        await b.stop();
+        const copy = `${tmp.path}/b-copy`;
+        const cp = await new Deno.Command("cp", { args: ["-a", bData, copy] }).output();
+        assert.equal(cp.code, 0);
+        const machineId = `${tmp.path}/other-machine-id`;
+        await Deno.writeTextFile(machineId, "0123456789abcdef0123456789abcdef\n");
+        await using c = spawnDaemon({
+          relay,
+          dataDir: copy,
+          env: license.env,
+          machineIdFile: machineId,
+        });
+        await c.waitHealthy();
+        const fingerprint = (await Deno.readTextFile(`${copy}/device-fingerprint`)).trim();
+        const bFingerprint = (await Deno.readTextFile(`${bData}/device-fingerprint`)).trim();
+        assert.notEqual(fingerprint, bFingerprint, "another device");
+        const auth = await fetch(`${c.url}/auth`, {
+          method: "POST",
+          body: JSON.stringify({ device_fingerprint: fingerprint }),
+        });
+        const token = (await auth.json()).token;
+        const res = await fetch(`${c.url}/stream/${bobMsg}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.equal(res.status, 403);
+        const body = await res.json();
+        assert.equal(body.state, "not_found");
+        assert.match(body.reason, /copied or moved from another device/);
+        assert.equal(await c.stop(), 0);
+        assert.doesNotMatch(c.output(), /mail sent/, "it asked nobody for a grant");
+        // B again, on its own machine: it asks A, and A grants.
+        b = await GatewayPeer.start("bob", relay, { dataDir: bData, env: license.env });
+        const again = await stream(b, await bearer(b, bData), bobMsg);
+        assert.equal(again.status, 403);
+        assert.equal((await again.json()).state, "requested");
+        await a.poll(
+          async () => (await b.call<{ state: string }>("secure_get_file_status", 1, bobMsg)).state,
+          (s) => s === "active",
+          60_000,
+        );
       });
 
       await t.step("A revokes: a running stream ends, B's next open is 403 revoked", async () => {
