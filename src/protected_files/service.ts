@@ -8,7 +8,7 @@ import { ContactId } from "../constants.ts";
 import type { OutgoingDraft } from "../core/messages.ts";
 import type { PduSender, ProtectedFileReceiver } from "../core/receive.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
-import type { ChatRecord, ContactRecord, MessageRecord } from "../store/mod.ts";
+import type { ChatRecord, ContactRecord, MessageRecord, ReceivedFileRecord } from "../store/mod.ts";
 import { type AccessVerdict, FileAccessState } from "./access_state.ts";
 import { GrantMemory } from "./grant_memory.ts";
 import { PduType } from "./pdu.ts";
@@ -124,8 +124,18 @@ export class ProtectedFiles implements ProtectedFileReceiver {
 
   /** The state and rules of the protected file of message `msgId`. */
   status(msgId: number): FileStatus {
-    const m = this.#message(msgId);
     const store = this.d.ctx.store.protectedFiles;
+    const gone = this.d.ctx.store.msgs.get(msgId) === undefined
+      ? store.receivedByMsg(msgId)
+      : undefined;
+    if (gone !== undefined) {
+      return {
+        ...this.#recipientStatus(gone, msgId),
+        state: FileAccessState.DELETED,
+        reason: "the message with this file was deleted on this gateway",
+      };
+    }
+    const m = this.#message(msgId);
     if (m.fromId === ContactId.SELF) {
       const sent = store.sentByHashPrefix(m.file.slice(0, 32));
       if (sent === undefined) throw this.#notProtected(msgId);
@@ -150,6 +160,10 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     }
     const rec = store.receivedByMsg(msgId);
     if (rec === undefined) throw this.#notProtected(msgId);
+    return this.#recipientStatus(rec, msgId);
+  }
+
+  #recipientStatus(rec: ReceivedFileRecord, msgId: number): FileStatus {
     const v = this.recipient.verdict(rec);
     return {
       file_id: rec.id,

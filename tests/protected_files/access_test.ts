@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { blobPath } from "../../src/core/blobs.ts";
+import { Messages } from "../../src/core/messages.ts";
 import { FileAccessDeniedError } from "../../src/protected_files/service.ts";
 import { protectedFileSource } from "../../src/protected_files/viewer_source.ts";
 import { AccessDeniedError, DecryptError } from "../../src/viewer/stream.ts";
@@ -255,4 +256,13 @@ Deno.test("B's store on another device opens nothing and asks nobody", async () 
   // Even with a grant from the owner the wrapped S1 would not unwrap: the store holds no S2.
   const rec = p.bob.store.protectedFiles.receivedByMsg(bobMsg)!;
   assert.equal(rec.s1.length, 32);
+});
+
+Deno.test("a received file whose message was deleted reports deleted", async () => {
+  await using p = await prvPair();
+  const { bobMsg } = await protectAndSend(p, PNG, RULES);
+  await new Messages(p.bob.ctx).delete([bobMsg]);
+  const s = p.bob.protectedFiles.status(bobMsg);
+  assert.equal(s.state, "deleted");
+  assert.equal(await p.bob.protectedFiles.open(bobMsg), undefined, "/stream: 404");
 });
