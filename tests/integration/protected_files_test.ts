@@ -175,6 +175,38 @@ Deno.test({
         await b.waitForEvent((e) => e.event.type === "PrivittyFileDecrypted", 5_000);
       });
 
+      await t.step(
+        "CLI view: stdout gets the bytes; --out is refused (allow_download=false)",
+        async () => {
+          const cli = (...args: string[]) =>
+            new Deno.Command(Deno.execPath(), {
+              args: [
+                "run",
+                "--allow-net",
+                "--allow-env=EDGE_URL",
+                `--allow-read=${bData}`,
+                `--allow-write=${tmp.path}`,
+                `${new URL("../../main.ts", import.meta.url).pathname}`,
+                "--url",
+                b.daemon.url,
+                "--accounts",
+                bData,
+                ...args,
+              ],
+              stdout: "piped",
+              stderr: "piped",
+              env: { NO_COLOR: "1" },
+            }).output();
+          const shown = await cli("view", String(bobMsg));
+          assert.equal(shown.code, 0, new TextDecoder().decode(shown.stderr));
+          assert.deepEqual(shown.stdout, bytes);
+          const saved = await cli("view", String(bobMsg), "--out", `${tmp.path}/saved.png`);
+          assert.equal(saved.code, 1);
+          assert.match(new TextDecoder().decode(saved.stderr), /did not allow downloads/);
+          await assert.rejects(() => Deno.stat(`${tmp.path}/saved.png`), Deno.errors.NotFound);
+        },
+      );
+
       await t.step("plaintext never reached B's data dir nor the temp dir", async () => {
         const tmpBase = Deno.env.get("TMPDIR") || "/tmp";
         const hits = [
