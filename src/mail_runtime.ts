@@ -97,7 +97,6 @@ export function createMessenger(
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
   const joinWait = new JoinWait(ctx);
-  const render: RenderFn = (d, c, r) => composer.renderChat(d, c, r);
   const secureJoin = new SecureJoin({
     ctx,
     self,
@@ -107,7 +106,6 @@ export function createMessenger(
       if ((await joinWait.settle(chatId, render)).length > 0) wake();
     },
   });
-  const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const protectedFiles = new ProtectedFiles({
     ctx,
     self,
@@ -115,6 +113,10 @@ export function createMessenger(
     queue,
     deviceKey: deviceKeyOf(deviceFingerprint),
   });
+  // Messages that waited for a join are rendered here: a .prv among them gets its PDUs too.
+  const render: RenderFn = async (d, c, r) =>
+    await composer.renderChat((await protectedFiles.outgoing(d, c, r)).draft, c, r);
+  const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
     reader: {
