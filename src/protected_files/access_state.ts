@@ -60,6 +60,12 @@ export function recipientVerdict(
       reason: `the access window ended at ${iso(rec.windowEnd)}; ask the owner to renew it`,
     };
   }
+  if (rec.s1.every((b) => b === 0)) {
+    return {
+      state: "requested",
+      reason: "this gateway's key share (otk_pdu) has not arrived yet",
+    };
+  }
   if (grant !== undefined && (grant.notAfter === 0 || now < grant.notAfter)) {
     return { state: "active", reason: "" };
   }

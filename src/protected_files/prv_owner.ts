@@ -264,7 +264,8 @@ export class PrvOwner {
       not_after: notAfter,
       request_id: requestId,
     }, this.d.self.privateKey);
-    await sendPdus(this.d, contactId, [grant.encoded]);
+    // The otk_pdu again first: a recipient whose own copy of it never arrived completes S1.
+    await sendPdus(this.d, contactId, [a.otkPdu, grant.encoded]);
   }
 
   async #sendRevoke(sent: SentFileRecord, contactId: number, fingerprint: string): Promise<void> {

@@ -59,6 +59,9 @@ export async function verifyAll(pdus: readonly string[], sender: PduSender): Pro
 
 /** The recipient's operations. */
 export class PrvRecipient {
+  /** An otk_pdu or grant that came before its file (by file_uid; a few, for a short while). */
+  readonly #early = new Map<string, Pdu[]>();
+
   constructor(private readonly d: PrvDeps, private readonly memory: GrantMemory) {}
 
   /**
@@ -80,18 +83,19 @@ export class PrvRecipient {
       log.warn("a .prv arrived without a file_pdu that describes it; it cannot be opened");
       return undefined;
     }
-    const otk = verified.find((p): p is OtkPdu =>
+    // In a 1:1 chat our otk_pdu and first grant ride along; with several recipients they come
+    // in a mail of their own, before or after this one (`#early` keeps those that came first).
+    const early = this.#early.get(file.file_uid) ?? [];
+    this.#early.delete(file.file_uid);
+    const ours = [...verified, ...early];
+    const otk = ours.find((p): p is OtkPdu =>
       p.type === PduType.OTK && p.file_uid === file.file_uid && p.recipient === me
     );
-    if (otk === undefined) {
-      log.warn("a .prv arrived without our otk_pdu; it cannot be opened");
-      return undefined;
-    }
-    const grant = verified.find((p): p is GrantPdu =>
+    const grant = ours.find((p): p is GrantPdu =>
       p.type === PduType.GRANT && p.file_uid === file.file_uid && p.recipient === me
     );
     try {
-      return { file, s1: shareOf(otk.s1, "otk_pdu.s1"), grant };
+      return { file, s1: otk ? shareOf(otk.s1, "otk_pdu.s1") : new Uint8Array(32), grant };
     } catch (err) {
       log.warn("protected-file PDU dropped", { error: (err as Error).message });
       return undefined;
@@ -109,7 +113,10 @@ export class PrvRecipient {
       ownerContactId,
       fileUid: p.file.file_uid,
       prvSha256: p.file.prv_sha256,
-      s1: deviceWrap(this.d.deviceKey, "s1", p.file.file_uid, p.s1),
+      // No otk_pdu yet (it comes in a mail of its own): zeros, filled in when it arrives.
+      s1: p.s1.every((b) => b === 0)
+        ? new Uint8Array(32)
+        : deviceWrap(this.d.deviceKey, "s1", p.file.file_uid, p.s1),
       allowDownload: p.file.rules.allow_download === true,
       allowForward: p.file.rules.allow_forward === true,
       durationMinutes: minutes,
@@ -133,11 +140,26 @@ export class PrvRecipient {
     }
   }
 
-  /** Applies a grant, revoke or deny from the owner (contact `ownerId`) to our copies. */
+  /** Applies an otk_pdu, grant, revoke or deny from the owner (contact `ownerId`) to our copies. */
   apply(pdu: Pdu, ownerId: number): void {
     if (!("recipient" in pdu) || pdu.recipient !== this.d.self.fingerprint) return;
     const store = this.d.ctx.store.protectedFiles;
-    for (const rec of store.receivedByUid(pdu.file_uid, ownerId)) {
+    const copies = store.receivedByUid(pdu.file_uid, ownerId);
+    if (copies.length === 0 && (pdu.type === PduType.OTK || pdu.type === PduType.GRANT)) {
+      if (this.#early.size >= 256) this.#early.delete(this.#early.keys().next().value!);
+      this.#early.set(pdu.file_uid, [...(this.#early.get(pdu.file_uid) ?? []), pdu].slice(-4));
+      return;
+    }
+    for (const rec of copies) {
+      if (pdu.type === PduType.OTK) {
+        if (rec.state !== "revoked" && rec.s1.every((b) => b === 0)) {
+          store.setShare(
+            rec.id,
+            deviceWrap(this.d.deviceKey, "s1", rec.fileUid, shareOf(pdu.s1, "otk_pdu.s1")),
+          );
+        }
+        continue;
+      }
       this.d.ctx.tx.run((emit) => {
         const changed = {
           kind: "PrivittyFileAccessChanged",

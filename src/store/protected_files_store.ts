@@ -318,6 +318,11 @@ export class ProtectedFilesStore {
     );
   }
 
+  /** Sets S1 (wrapped) of a received file whose otk_pdu came in its own mail. */
+  setShare(id: number, s1: Uint8Array): void {
+    this.db.run("UPDATE prv_received SET s1 = ? WHERE id = ?", s1, id);
+  }
+
   /** Drops S1 of a received file (revoked): zeroes instead of the share. */
   dropShare(id: number): void {
     this.db.run("UPDATE prv_received SET s1 = zeroblob(32) WHERE id = ?", id);

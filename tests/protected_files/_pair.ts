@@ -106,13 +106,16 @@ export async function sendFile(
     { filesDir, dataDir: dirname(from.ctx.blobDir), blobDir: from.ctx.blobDir },
     { method: "send_msg", verb: "sent" },
   );
+  let afterSend: (() => Promise<void>) | undefined;
   const msgId = await new Messages(from.ctx).createOutgoing(
     { chatId, file: { source: file } },
     async (draft, chat, recipients) => {
       const prv = await from.protectedFiles.outgoing(draft, chat, recipients);
+      afterSend = prv.afterSend;
       return await from.composer.renderChat(prv.draft, chat, recipients);
     },
   );
+  await afterSend?.();
   const row = from.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
   return { msgId, raw: row.raw };
 }

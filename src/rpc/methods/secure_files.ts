@@ -4,6 +4,7 @@
  * id, a renewal request and the owner's answer. Those that protect, send, grant or revoke need
  * an active license (-32001); reading a state or asking for renewal of a received file does not.
  */
+import { ChatType } from "../../constants.ts";
 import { Chats } from "../../core/chats.ts";
 import { contextOf } from "../../core/context.ts";
 import { GatewayError } from "../../errors.ts";
@@ -75,8 +76,10 @@ export const secureSendFile: MethodEntry = {
 
 /**
  * `secure_send_group_file [account_id, chat_id, plaintext_path, allow_download, allow_forward,
- * duration_minutes]`: the key distribution is designed for N recipients (one S1 per member,
- * otk_pdu and grants 1:1), but this build has no group chats: -1 saying so.
+ * duration_minutes]` → PrivittySendFileResult, for every member of a group chat: one S1 per
+ * member; `send_msg` puts the file_pdu in the group mail and each member's otk_pdu and first
+ * grant in a mail encrypted to that member alone. -1 for a chat that is not a group (this build
+ * has no group chats of its own yet: they come with the groups work).
  */
 export const secureSendGroupFile: MethodEntry = {
   name: "secure_send_group_file",
@@ -84,12 +87,25 @@ export const secureSendGroupFile: MethodEntry = {
   params: [ACCOUNT_PARAM, P.chatId, P.path, P.download, P.forward, P.minutes],
   result: SEND_RESULT,
   license: true,
-  handler(s, [, chatId]) {
-    new Chats(contextOf(s)).require(chatId as number);
-    throw new GatewayError(
-      "secure_send_group_file: groups are not available in this build; use secure_send_file " +
-        "for a 1:1 chat",
-    );
+  handler(s, [, chatId, path, download, forward, minutes]) {
+    const chat = new Chats(contextOf(s)).require(chatId as number);
+    if (chat.type !== ChatType.GROUP) {
+      throw new GatewayError(
+        `secure_send_group_file: chat ${chat.id} is not a group chat (groups are not available ` +
+          `in this build yet); use secure_send_file for a 1:1 chat`,
+      );
+    }
+    return requireProtectedFiles(s).protect({
+      chatId: chat.id,
+      plaintextPath: path as string,
+      rules: {
+        allow_download: download as boolean,
+        allow_forward: forward as boolean,
+        duration_minutes: minutes as number,
+      },
+      roots: { filesDir: s.config.filesDir, dataDir: s.config.dataDir },
+      method: "secure_send_group_file",
+    });
   },
 };
 
