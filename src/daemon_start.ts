@@ -66,6 +66,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
     protectedFiles: mail.protectedFiles,
+    wakeSender: mail.wakeSender,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({

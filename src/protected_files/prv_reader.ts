@@ -92,7 +92,11 @@ class Reader implements PrvReader {
     count: number,
     buffer?: Uint8Array,
   ): Promise<Promise<Uint8Array>[]> {
-    if (count === 1) return [this.decryptChunk(first)];
+    if (count === 1) {
+      const plain = this.decryptChunk(first);
+      plain.catch(() => {}); // awaited later by the consumer; never an unhandled rejection
+      return [plain];
+    }
     const from = chunkSpan(this.layout, first);
     const to = chunkSpan(this.layout, first + count - 1);
     const length = to.offset + to.length - from.offset;

@@ -15,7 +15,7 @@ import { PduType } from "./pdu.ts";
 import { type PrvDeps, sendPdus } from "./prv_mail.ts";
 import { type ProtectRequest, PrvOwner, type SendFileResult } from "./prv_owner.ts";
 import { type PreparedFile, PrvRecipient, verifyAll } from "./prv_recipient.ts";
-import { PRV_PDU_HEADER } from "../core/mail_composer.ts";
+import { Header } from "../protocol.ts";
 
 export type { SendFileResult } from "./prv_owner.ts";
 
@@ -106,7 +106,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     const sent = this.owner.sentOfBlob(blob);
     if (sent !== undefined) {
       const { inMail, separate } = await this.owner.pdusForSend(sent, chat.id, recipients);
-      const extraHeaders = inMail.map((p): [string, string] => [PRV_PDU_HEADER, p]);
+      const extraHeaders = inMail.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]);
       const afterSend = separate.size === 0 ? undefined : async () => {
         for (const [contactId, pdus] of separate) await sendPdus(this.d, contactId, pdus);
       };

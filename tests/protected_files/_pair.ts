@@ -154,7 +154,6 @@ export async function restartBob(p: PrvPair, deviceFingerprint = ""): Promise<vo
     p.bob.self,
     (mail) => p.bob.outbox.push(mail),
     3_600_000,
-    () => {},
     deviceFingerprint,
   );
   p.bob = { ...p.bob, ...m };

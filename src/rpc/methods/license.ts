@@ -3,7 +3,7 @@
  * `license_deactivate`) (SPEC §5); the gated `secure_*` family is in secure_files.ts.
  */
 import { GatewayError } from "../../errors.ts";
-import type { LicenseSource } from "../../services.ts";
+import type { LicenseSource } from "../../license/manager.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 
 /**
