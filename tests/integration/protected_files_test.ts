@@ -414,3 +414,76 @@ Deno.test({
     for (const t of texts) assert.doesNotMatch(t, /Edge-Prv|file_pdu|eyJ2Ijox/);
   },
 });
+
+Deno.test({
+  name: "three gateways: a group file, a share per member, revoking one keeps the other",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay();
+    await using license = await testLicense();
+    await using a = await GatewayPeer.start("alice", relay, { env: license.env });
+    await using b = await GatewayPeer.start("bob", relay, { env: license.env });
+    await using c = await GatewayPeer.start("carol", relay, { env: license.env });
+    const ab = await joinBySecureJoin(a, b);
+    const ac = await joinBySecureJoin(a, c);
+    const group = await a.call<number>("create_group_chat", 1, "Plans", false);
+    await a.call("add_contact_to_chat", 1, group, ab.joinerOnInviter);
+    await a.call("add_contact_to_chat", 1, group, ac.joinerOnInviter);
+    const files = `${a.dir.path}/data/files`;
+    const bytes = secretPng(300_000);
+    await Deno.writeFile(`${files}/plan.png`, bytes);
+    const oneToOne = await rpcError(
+      a,
+      "secure_send_group_file",
+      1,
+      ab.inviterChat,
+      `${files}/plan.png`,
+      true,
+      false,
+      0,
+    );
+    assert.match(oneToOne.message, /is not a group chat/);
+    const r = await a.call<{ encrypted_path: string; file_id: number }>(
+      "privitty_send_group_file",
+      1,
+      group,
+      `${files}/plan.png`,
+      true,
+      false,
+      0,
+    );
+    const [bf, cf] = [b.events.length, c.events.length];
+    await a.call("send_msg", 1, group, { file: r.encrypted_path, viewtype: "File" });
+    const inB = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 60_000, bf);
+    const inC = await c.waitForEvent((e) => e.event.type === "IncomingMsg", 60_000, cf);
+    const open = async (peer: GatewayPeer, msgId: number) => {
+      const token = await bearer(peer, `${peer.dir.path}/data`);
+      return await stream(peer, token, msgId);
+    };
+    for (const [peer, inc] of [[b, inB], [c, inC]] as const) {
+      const msgId = inc.event.msg_id as number;
+      // The otk_pdu and first grant come in a mail of their own: wait for the state to be active.
+      await peer.poll(
+        async () => (await peer.call<{ state: string }>("secure_get_file_status", 1, msgId)).state,
+        (s) => s === "active",
+        60_000,
+      );
+      const res = await open(peer, msgId);
+      assert.equal(res.status, 200, peer.name);
+      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes, peer.name);
+    }
+    await a.call("secure_revoke_file_access", 1, group, r.file_id, ab.joinerOnInviter);
+    const bMsg = inB.event.msg_id as number;
+    await b.poll(
+      async () => (await b.call<{ state: string }>("secure_get_file_status", 1, bMsg)).state,
+      (s) => s === "revoked",
+      60_000,
+    );
+    assert.equal((await open(b, bMsg)).status, 403);
+    const still = await open(c, inC.event.msg_id as number);
+    assert.equal(still.status, 200, "Carol keeps her access");
+    await still.body?.cancel();
+  },
+});

@@ -78,8 +78,7 @@ export const secureSendFile: MethodEntry = {
  * `secure_send_group_file [account_id, chat_id, plaintext_path, allow_download, allow_forward,
  * duration_minutes]` → PrivittySendFileResult, for every member of a group chat: one S1 per
  * member; `send_msg` puts the file_pdu in the group mail and each member's otk_pdu and first
- * grant in a mail encrypted to that member alone. -1 for a chat that is not a group (this build
- * has no group chats of its own yet: they come with the groups work).
+ * grant in a mail encrypted to that member alone. -1 for a chat that is not a group.
  */
 export const secureSendGroupFile: MethodEntry = {
   name: "secure_send_group_file",
@@ -91,8 +90,8 @@ export const secureSendGroupFile: MethodEntry = {
     const chat = new Chats(contextOf(s)).require(chatId as number);
     if (chat.type !== ChatType.GROUP) {
       throw new GatewayError(
-        `secure_send_group_file: chat ${chat.id} is not a group chat (groups are not available ` +
-          `in this build yet); use secure_send_file for a 1:1 chat`,
+        `secure_send_group_file: chat ${chat.id} is not a group chat; use secure_send_file for ` +
+          `a 1:1 chat`,
       );
     }
     return requireProtectedFiles(s).protect({
