@@ -21,6 +21,12 @@ export interface SpawnDaemonOptions {
    * instead of `--host/--port/--data-dir`, and PRIVITTY_* instead of EDGE_* variables.
    */
   readonly productForm?: boolean;
+  /** Start through `deno task start` (the deno task runner in front) instead of start.sh. */
+  readonly viaTask?: boolean;
+  /** Start in a process group of its own (`setsid`): its id is the daemon's `pid`. */
+  readonly ownProcessGroup?: boolean;
+  /** `ulimit -n` for the daemon (soft and hard): how many file descriptors it may open. */
+  readonly fileLimit?: number;
   /**
    * Another machine: this file is bind-mounted over `/etc/machine-id` for the daemon alone (a
    * private mount namespace; needs root, as the relay tests have), so its device fingerprint
@@ -62,23 +68,30 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
   const where = opts.productForm
     ? ["--accounts", opts.dataDir, "--listen", `127.0.0.1:${port}`]
     : ["--data-dir", opts.dataDir, "--port", String(port), "--host", "127.0.0.1"];
-  const start = [`${ROOT}scripts/start.sh`, ...where, ...(opts.args ?? [])];
-  // unshare, then bash, then start.sh exec into one another: the child's PID is the daemon's.
-  const [program, args] = opts.machineIdFile === undefined ? ["bash", start] : [
-    "unshare",
-    [
+  const daemonArgs = [...where, ...(opts.args ?? [])];
+  let command = opts.viaTask
+    ? [Deno.execPath(), "task", "start", ...daemonArgs]
+    : ["bash", `${ROOT}scripts/start.sh`, ...daemonArgs];
+  if (opts.fileLimit !== undefined) {
+    command = ["bash", "-c", `ulimit -n ${opts.fileLimit} && exec "$@"`, "bash", ...command];
+  }
+  if (opts.ownProcessGroup) command = ["setsid", ...command];
+  if (opts.machineIdFile !== undefined) {
+    // A private mount namespace with another machine id; unshare and bash exec into the rest.
+    command = [
+      "unshare",
       "--mount",
       "--propagation",
       "private",
       "bash",
       "-c",
-      'mount --bind "$0" /etc/machine-id && exec bash "$@"',
+      'mount --bind "$0" /etc/machine-id && exec "$@"',
       opts.machineIdFile,
-      ...start,
-    ],
-  ];
-  const child = new Deno.Command(program, {
-    args,
+      ...command,
+    ];
+  }
+  const child = new Deno.Command(command[0], {
+    args: command.slice(1),
     cwd: ROOT,
     env,
     clearEnv: false,
