@@ -29,7 +29,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // 6: HTTP
   ["http/"],
   // 7: the programs' composition roots and entries (the daemon, the license server)
-  ["daemon.ts", "daemon_start.ts", "program_name.ts", "license_server/"],
+  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts", "license_server/"],
 ];
 
 /** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
