@@ -5,7 +5,8 @@
  * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e) and the
  * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
  * and the protected-file container section (bench/prv.ts; alone: BENCH_ONLY=prv), and the group
- * send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups).
+ * send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
+ * daemon (bench/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
  */
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
@@ -292,6 +293,9 @@ if (import.meta.main) {
     await runGroupsSection("BENCH_ONLY=groups npx --yes deno@2.9.5 task bench");
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
+  } else if (only === "prv-stream") {
+    const { runPrvStreamSection } = await import("./prv_stream.ts");
+    await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile.ts and
@@ -303,6 +307,7 @@ if (import.meta.main) {
       await runHostileMailSection();
       await runPrvSection();
       await runGroupsSection();
+      await (await import("./prv_stream.ts")).runPrvStreamSection();
     }
   }
 }

@@ -21,7 +21,7 @@ import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
 import { ViewerSessions } from "./viewer/session.ts";
-import { noProtectedFiles } from "./viewer/stream.ts";
+import { protectedFileSource } from "./protected_files/viewer_source.ts";
 
 const log = logger("daemon");
 
@@ -58,6 +58,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     dataDir: config.dataDir,
     serverParams: account.serverParams,
     password: account.password,
+    deviceFingerprint: account.device.fingerprint,
   });
   const services: Services = {
     config,
@@ -68,6 +69,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
+    protectedFiles: mail.protectedFiles,
     wakeSender: mail.wakeSender,
   };
   const loops = new AbortController();
@@ -90,7 +92,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     bus,
     viewer: {
       sessions: new ViewerSessions({ fingerprint: account.device.fingerprint, events: bus }),
-      openProtectedFile: noProtectedFiles,
+      openProtectedFile: protectedFileSource(mail.protectedFiles, bus),
     },
     cors: config.cors,
     ssePingMs: config.ssePingMs,

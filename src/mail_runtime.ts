@@ -16,6 +16,8 @@ import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
 import { logger } from "./log.ts";
+import { deviceKeyOf } from "./protected_files/key_shares.ts";
+import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
 import type { ServerParams } from "./transport/server_params.ts";
@@ -33,11 +35,14 @@ export interface MailRuntimeOptions {
   readonly dataDir: string;
   readonly serverParams: ServerParams;
   readonly password: string;
+  /** The device fingerprint: protected files' stored shares are bound to it. */
+  readonly deviceFingerprint?: string;
 }
 
 /** What the daemon wires. */
 export interface MailRuntime {
   readonly outgoing: OutgoingRenderer;
+  readonly protectedFiles: ProtectedFiles;
   readonly secureJoin: SecureJoin;
   readonly receiver: Receiver;
   /** Wakes the SMTP loop (after a commit that queued mail, see `DomainTx.mailQueued`). */
@@ -69,6 +74,8 @@ export interface Messenger {
   readonly secureJoin: SecureJoin;
   readonly receipts: ReceiptBatcher;
   readonly receiver: Receiver;
+  /** Protected files: key shares, PDUs, grants held in memory. */
+  readonly protectedFiles: ProtectedFiles;
   /**
    * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
    * else the chats of join records, for timeouts); the outbox rows wake the sender.
@@ -87,11 +94,11 @@ export function createMessenger(
   self: SelfIdentity,
   queue: (mail: RenderedMail) => void,
   receiptWindowMs?: number,
+  deviceFingerprint = "",
 ): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
   const joinWait = new JoinWait(ctx);
-  const render: RenderFn = (d, c, r) => composer.renderChat(d, c, r);
   const secureJoin = new SecureJoin({
     ctx,
     self,
@@ -101,6 +108,16 @@ export function createMessenger(
       await joinWait.settle(chatId, render);
     },
   });
+  const protectedFiles = new ProtectedFiles({
+    ctx,
+    self,
+    renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
+    queue,
+    deviceKey: deviceKeyOf(deviceFingerprint),
+  });
+  // Messages that waited for a join are rendered here: a .prv among them gets its PDUs too.
+  const render: RenderFn = async (d, c, r) =>
+    await composer.renderChat((await protectedFiles.outgoing(d, c, r)).draft, c, r);
   const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
@@ -116,12 +133,13 @@ export function createMessenger(
     },
     selfFingerprint: self.fingerprint,
     secureJoin,
+    protectedFiles,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
   const settleJoinWaits = async (all = false) => {
     await joinWait.settleAll(render, all);
   };
-  return { self, composer, secureJoin, receipts, receiver, settleJoinWaits };
+  return { self, composer, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
 }
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
@@ -141,9 +159,15 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     events: o.events,
   });
   const messages = new Messages(ctx);
-  const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
-    messages.enqueueMail(mail); // wakes the SMTP loop after its commit
-  });
+  const m = createMessenger(
+    ctx,
+    await loadIdentity(o.store),
+    (mail) => {
+      messages.enqueueMail(mail); // wakes the SMTP loop after its commit
+    },
+    undefined,
+    o.deviceFingerprint,
+  );
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();
   /** One settle at a time; `stop()` waits for the last before the store closes. */
@@ -157,6 +181,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
   return {
     outgoing: new ComposerOutgoing(m.composer, m.receipts),
     secureJoin: m.secureJoin,
+    protectedFiles: m.protectedFiles,
     receiver: m.receiver,
     wakeSender,
     reception: new InboxReception(ctx, m.receiver),

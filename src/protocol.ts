@@ -63,6 +63,11 @@ export const Header = {
   EPHEMERAL_TIMER: "Ephemeral-Timer",
   /** A gateway's request for an automatic delivery receipt (ignored by Delta Chat). */
   EDGE_DELIVERY_RECEIPT_TO: "Edge-Delivery-Receipt-To",
+  /**
+   * One signed protected-file PDU (docs/prv-format.md), inside the encrypted part; may repeat:
+   * with a `.prv` on its chat message, or alone on a hidden PDU mail. Ignored by Delta Chat.
+   */
+  EDGE_PRV_PDU: "Edge-Prv-Pdu",
 } as const;
 export type Header = typeof Header[keyof typeof Header];
 

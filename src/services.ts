@@ -7,6 +7,7 @@ import type { ConnectivitySource } from "./core/connectivity.ts";
 import type { WakeSender } from "./core/context.ts";
 import type { OutgoingRenderer } from "./core/outgoing.ts";
 import type { EventSink } from "./events/types.ts";
+import type { ProtectedFiles } from "./protected_files/service.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import type { SecureJoinService } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
@@ -26,4 +27,6 @@ export interface Services {
   readonly secureJoin: SecureJoinService;
   /** Wakes the SMTP loop; `contextOf` hands it to `DomainTx`, which calls it after commits. */
   readonly wakeSender: WakeSender;
+  /** Absent in builds and fakes without protected files: their methods then answer -1. */
+  readonly protectedFiles?: ProtectedFiles;
 }

@@ -30,6 +30,8 @@ function outcomeFields(o: ReceiveOutcome): Record<string, unknown> {
       return { changed: o.changed };
     case "securejoin":
       return { step: o.step };
+    case "pdus":
+      return { pdus: o.count };
     default:
       return {};
   }

@@ -34,7 +34,7 @@ export interface KeyedRecipient {
   readonly publicKey: Uint8Array;
 }
 
-function recipientOf(c: ContactRecord): KeyedRecipient {
+export function recipientOf(c: ContactRecord): KeyedRecipient {
   return { addr: c.addr, name: c.name || c.authName, publicKey: c.publicKey };
 }
 
@@ -153,7 +153,7 @@ export class MailComposer {
         [Header.REFERENCES, `<${draft.inReplyTo}>`],
       );
     }
-    extra.push(...timerHeader(chat.ephemeralTimer));
+    extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
     const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
@@ -208,6 +208,29 @@ export class MailComposer {
       text,
     });
     return await this.seal(inner, to, messageId);
+  }
+
+  /**
+   * A hidden mail carrying protected-file PDUs only (request, grant, revoke, deny), in
+   * `Header.EDGE_PRV_PDU` headers (already folded) inside the encrypted part. It has the shape of a
+   * delivery receipt (MDN) for a Message-ID that names no message, because that is what Delta
+   * Chat files away unseen ("Message is an MDN", trash): a Delta Chat peer shows nothing, where an
+   * empty chat message would show as an empty bubble. Gateways read the PDUs first.
+   */
+  async renderPdus(to: KeyedRecipient, pdus: readonly string[]): Promise<RenderedMail> {
+    const messageId = this.newMessageId();
+    const inner = renderReadReceipt({
+      from: this.#from(),
+      to: [to],
+      messageId: `<${messageId}>`,
+      date: new Date(),
+      subject: "Receipt Notification",
+      autocryptKey: this.self.publicKey,
+      extra: pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]),
+      originalMessageIds: [`<${this.newMessageId()}>`],
+      disposition: "processed",
+    });
+    return await this.seal(inner, [to], messageId);
   }
 
   /** A receipt for messages of one sender: read (`displayed`) or stored (`processed`). */

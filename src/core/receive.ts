@@ -22,6 +22,7 @@ import { writeBlob } from "./blobs.ts";
 import { Contacts } from "./contacts.ts";
 import type { CoreContext } from "./context.ts";
 import { storeIncoming } from "./incoming.ts";
+import type { BlobFile } from "./blobs.ts";
 import {
   type MailReaderDeps,
   parseMailbox,
@@ -48,6 +49,27 @@ export interface SecureJoinReceiver {
   onStep(mail: ReadMail, step: SecureJoinStep): Promise<void>;
 }
 
+/** The sender of protected-file PDUs, as the protected-file code needs it. */
+export interface PduSender {
+  readonly fingerprint: string;
+  /** Binary public key that signed the mail (and must have signed the PDUs). */
+  readonly publicKey: Uint8Array;
+}
+
+/**
+ * Protected-file PDUs are handed to the protected-file code (protected_files/), which lies above
+ * core: a `.prv` with its PDUs is checked before the message's transaction and recorded inside
+ * it; a hidden PDU mail (request, grant, revoke, deny) is handled on its own.
+ */
+export interface ProtectedFileReceiver {
+  /** Verifies the PDUs that came with `file`; undefined when they do not describe it. */
+  prepare(pdus: readonly string[], sender: PduSender, file: BlobFile): Promise<unknown>;
+  /** Records a prepared file for message `msgId` (synchronous store work, in the transaction). */
+  record(prepared: unknown, msgId: number, chatId: number, contactId: number): void;
+  /** A mail of PDUs only, from contact `contactId`. */
+  onPdus(pdus: readonly string[], sender: PduSender, contactId: number): Promise<void>;
+}
+
 /** What the pipeline needs. */
 export interface ReceiveDeps {
   readonly ctx: CoreContext;
@@ -55,6 +77,7 @@ export interface ReceiveDeps {
   /** Our own fingerprint (mail signed by it is our own and ignored). */
   readonly selfFingerprint: string;
   readonly secureJoin?: SecureJoinReceiver;
+  readonly protectedFiles?: ProtectedFileReceiver;
   /**
    * A peer gateway asked for a delivery receipt of a message we just stored; called inside the
    * transaction that stores it (so it must be synchronous store work).
@@ -72,6 +95,7 @@ export type ReceiveOutcome =
   }
   | { kind: "receipt"; changed: number }
   | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
+  | { kind: "pdus"; count: number }
   | { kind: "securejoin"; step: SecureJoinStep }
   | { kind: "duplicate" }
   | { kind: "ignored"; reason: string }
@@ -144,6 +168,13 @@ export class Receiver {
     }
     // vg-member-added ends a group join and is the group's member-added message for everyone.
     if (step !== undefined) await this.deps.secureJoin?.onStep(mail, step);
+    const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
+    if (pdus.length > 0 && this.deps.protectedFiles && chatContent(mail).file === undefined) {
+      const contact = this.#contacts.byFingerprint(mail.signer);
+      if (contact === undefined) return { kind: "ignored", reason: "PDUs from an unknown key" };
+      await this.deps.protectedFiles.onPdus(pdus, senderOf(mail), contact.id);
+      return { kind: "pdus", count: pdus.length };
+    }
     const receipt = receiptContent(mail);
     if (receipt !== undefined) return this.#applyReceipt(mail, receipt);
     const control = chatControl(mail);
@@ -258,6 +289,10 @@ export class Receiver {
         content.file.name,
         content.file.mime,
       );
+    const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
+    const prv = file && pdus.length > 0 && this.deps.protectedFiles
+      ? await this.deps.protectedFiles.prepare(pdus, senderOf(mail), file)
+      : undefined;
     const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
     const wantsReceipt = mail.headers.get(Header.EDGE_DELIVERY_RECEIPT_TO);
     return this.deps.ctx.tx.run((): ReceiveOutcome => {
@@ -288,6 +323,9 @@ export class Receiver {
         mdnRequested: content.systemType === undefined && sameAddr(wantsMdn, mail.from.addr),
         inReplyTo: stripAngles(mail.headers.get(Header.IN_REPLY_TO)),
       });
+      if (result.outcome === "created" && prv !== undefined) {
+        this.deps.protectedFiles?.record(prv, result.msgId, chatId, contact.id);
+      }
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
         this.deps.deliveryReceiptWanted?.(contact.id, mail.messageId);
@@ -295,6 +333,10 @@ export class Receiver {
       return { kind: "message", chatId, ...result };
     });
   }
+}
+
+function senderOf(mail: ReadMail): PduSender {
+  return { fingerprint: mail.signer!, publicKey: mail.signerKey! };
 }
 
 /** A chat message's `Ephemeral-Timer` in seconds; absent or unreadable → 0 (off), as Delta Chat. */

@@ -28,6 +28,11 @@ export interface OutgoingDraft {
   readonly group?: GroupMail;
   /** For a channel: its id, name and secret, and the change a system mail announces. */
   readonly channel?: ChannelMail;
+  /**
+   * Headers added inside the encrypted part (the protected-file PDUs that travel with a `.prv`;
+   * Delta Chat ignores them).
+   */
+  readonly extraHeaders?: readonly [string, string][];
 }
 
 /** What a renderer produced: the complete encrypted mail and its SMTP envelope. */

@@ -41,6 +41,17 @@ export type GatewayEvent =
   | { kind: "ViewerSessionStarted"; expiresAt: number }
   | { kind: "ViewerSessionEnded"; reason: "expired" | "replaced" }
   | { kind: "ViewerFileStreamed"; msgId: number; bytes: number }
+  // Protected files, with the product's names (reference: privitty-edge-contract.md P-33).
+  | { kind: "PrivittyFileEncrypted"; chatId: number; msgId: number }
+  | { kind: "PrivittyFileDecrypted"; chatId: number; msgId: number }
+  | { kind: "PrivittyFileAccessRevoked"; chatId: number; contactId: number; fileId: number }
+  | { kind: "PrivittyFileAccessChanged"; chatId: number; fileId: number }
+  | {
+    kind: "PrivittyAccessRenewRequested";
+    chatId: number;
+    fileId: number;
+    requesterContactId: number;
+  }
   /**
    * Sent by the bus to one subscriber: `dropped` events it will never get (it fell behind, or
    * resumed from an id no longer held, or from an id this gateway never issued).

@@ -7,6 +7,7 @@ import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { ViewerAuthError, type ViewerSessions } from "../viewer/session.ts";
 import {
+  AccessDeniedError,
   DecryptError,
   type ProtectedFile,
   type SniffedStream,
@@ -94,10 +95,36 @@ export function viewerAuth(sessions: ViewerSessions): MiddlewareHandler {
   };
 }
 
-function contentDisposition(name: string | undefined): string {
-  if (name === undefined || name === "") return "inline";
+/** Header stating the owner's download rule on `/stream` (`allow_download=false`). */
+export const DOWNLOAD_RULE_HEADER = "X-Prv-Allow-Download";
+
+function contentDisposition(name: string | undefined, download = false): string {
+  const kind = download ? "attachment" : "inline";
+  if (name === undefined || name === "") return kind;
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
+}
+
+/**
+ * The single range of a `Range: bytes=…` header for a body of `size` bytes as `[start, end)`;
+ * undefined without a usable header (several ranges or another unit: the whole body is sent);
+ * "unsatisfiable" for a range outside the body (416).
+ */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | "unsatisfiable" | undefined {
+  const m = /^bytes=(\d*)-(\d*)$/.exec((header ?? "").trim());
+  if (m === null || (m[1] === "" && m[2] === "")) return undefined;
+  if (m[1] === "") {
+    const n = Number(m[2]);
+    if (n === 0 || size === 0) return "unsatisfiable";
+    return { start: Math.max(0, size - n), end: size };
+  }
+  const start = Number(m[1]);
+  const last = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || last < start) return "unsatisfiable";
+  return { start, end: last + 1 };
 }
 
 const notFound = (c: Context) => c.json({ error: "message or file not found" }, 404);
@@ -105,9 +132,12 @@ const decryptFailed = (c: Context) => c.json({ error: "decryption failed" }, 500
 
 /**
  * `GET /stream/:msg_id` (after `viewerAuth`): 404 for a non-integer id or a missing message or
- * file, 500 when decryption fails before the first byte; otherwise 200 with the plaintext,
- * `Cache-Control: no-store` and `Content-Disposition: inline`. Emits ViewerFileStreamed when
- * the whole file has been sent. Plaintext is never written to disk.
+ * file, 403 `{error, state, reason}` when access is not active (revoked, expired, requested, …),
+ * 500 when decryption fails before the first byte; otherwise 200 with the plaintext (or 206 for
+ * a `Range`), `Content-Length` when known, `Cache-Control: no-store` and `Content-Disposition:
+ * inline` (`attachment` only when the owner allowed downloads; with `allow_download=false` the
+ * `X-Prv-Allow-Download: false` header states the rule). Emits ViewerFileStreamed when the whole
+ * file has been sent. Plaintext is never written to disk.
  */
 export function streamHandler(viewer: ViewerDeps, events: EventSink) {
   return async (c: Context): Promise<Response> => {
@@ -120,23 +150,71 @@ export function streamHandler(viewer: ViewerDeps, events: EventSink) {
       file = await viewer.openProtectedFile(msgId);
       if (file === undefined) return notFound(c);
       const onEnd = (bytes: number) => events.publish({ kind: "ViewerFileStreamed", msgId, bytes });
-      sniffed = await sniffStream(file.plaintext, onEnd);
+      sniffed = file.mime === undefined
+        ? await sniffStream(file.plaintext, onEnd)
+        : { mime: file.mime, body: counted(file.plaintext, onEnd) };
     } catch (err) {
+      if (err instanceof AccessDeniedError) {
+        return c.json({ error: err.message, state: err.state, reason: err.reason }, 403, {
+          "Cache-Control": "no-store",
+        });
+      }
       if (!(err instanceof DecryptError)) throw err;
       log.warn("decryption failed", { msgId, error: err.message });
       return decryptFailed(c);
     }
-    const headers = {
+    const headers: Record<string, string> = {
       "Content-Type": sniffed.mime,
       "Cache-Control": "no-store",
-      "Content-Disposition": contentDisposition(file.name),
+      "Content-Disposition": contentDisposition(file.name, file.allowDownload === true),
       "X-Content-Type-Options": "nosniff",
     };
+    if (file.allowDownload === false) headers[DOWNLOAD_RULE_HEADER] = "false";
+    const size = file.size;
+    if (file.slice !== undefined && size !== undefined) headers["Accept-Ranges"] = "bytes";
+    const range = file.slice !== undefined && size !== undefined
+      ? parseRange(c.req.header("range"), size)
+      : undefined;
+    if (range === "unsatisfiable") {
+      await sniffed.body.cancel();
+      return c.json({ error: "range not satisfiable" }, 416, {
+        "Content-Range": `bytes */${size}`,
+      });
+    }
     if (c.req.method === "HEAD") {
       await sniffed.body.cancel();
+      if (size !== undefined) headers["Content-Length"] = String(size);
       return new Response(null, { headers });
     }
+    if (range !== undefined && file.slice !== undefined) {
+      const body = file.slice(range.start, range.end);
+      await sniffed.body.cancel();
+      headers["Content-Range"] = `bytes ${range.start}-${range.end - 1}/${size}`;
+      headers["Content-Length"] = String(range.end - range.start);
+      log.info("streaming a range of a protected file", { msgId });
+      return new Response(body, { status: 206, headers });
+    }
+    if (size !== undefined) headers["Content-Length"] = String(size);
     log.info("streaming protected file", { msgId });
     return new Response(sniffed.body, { status: 200, headers });
   };
+}
+
+/** `body` passed through, calling `onEnd(bytes)` once it has been read to its end. */
+function counted(
+  body: ReadableStream<Uint8Array>,
+  onEnd: (bytes: number) => void,
+): ReadableStream<Uint8Array> {
+  let bytes = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+      flush() {
+        onEnd(bytes);
+      },
+    }),
+  );
 }

@@ -232,4 +232,66 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE chats ADD COLUMN broadcast_secret TEXT NOT NULL DEFAULT '';
   ALTER TABLE chats ADD COLUMN owner_id INTEGER NOT NULL DEFAULT 0;
   `,
+  // 12: protected files (docs/prv-format.md). `prv_sent`: files this gateway protected (file_id
+  // is the id the API shows; the CEK stays here, the owner holds the plaintext anyway), with one
+  // `prv_access` row per recipient (its S1, state and window). `prv_received`: .prv files received
+  // with their PDUs (S1 only: S2 is held in memory, never stored). S1 and the CEK are stored
+  // wrapped under a key derived from the device fingerprint; `device_tag` tells a copy apart.
+  `
+  CREATE TABLE prv_sent (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    file_uid TEXT NOT NULL UNIQUE,
+    chat_id INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    prv_sha256 TEXT NOT NULL,
+    plaintext_sha256 TEXT NOT NULL,
+    name TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    cek BLOB NOT NULL,
+    allow_download INTEGER NOT NULL,
+    allow_forward INTEGER NOT NULL,
+    duration_minutes INTEGER NOT NULL,
+    file_pdu TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX prv_sent_hash ON prv_sent (prv_sha256);
+
+  CREATE TABLE prv_access (
+    file_id INTEGER NOT NULL REFERENCES prv_sent (id) ON DELETE CASCADE,
+    contact_id INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    s1 BLOB NOT NULL,
+    otk_pdu TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'active',
+    window_start INTEGER NOT NULL DEFAULT 0,
+    window_end INTEGER NOT NULL DEFAULT 0,
+    request_id TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (file_id, contact_id)
+  ) STRICT;
+
+  CREATE TABLE prv_received (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    msg_id INTEGER NOT NULL UNIQUE,
+    chat_id INTEGER NOT NULL,
+    owner_contact_id INTEGER NOT NULL,
+    file_uid TEXT NOT NULL,
+    prv_sha256 TEXT NOT NULL,
+    s1 BLOB NOT NULL,
+    allow_download INTEGER NOT NULL,
+    allow_forward INTEGER NOT NULL,
+    duration_minutes INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    mime TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    received_at INTEGER NOT NULL,
+    window_end INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'open',
+    request_id TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    device_tag TEXT NOT NULL DEFAULT ''
+  ) STRICT;
+  CREATE INDEX prv_received_uid ON prv_received (file_uid);
+  CREATE INDEX prv_received_hash ON prv_received (prv_sha256);
+  `,
 ];

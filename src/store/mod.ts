@@ -13,6 +13,7 @@ import { ReceiveAttemptsStore } from "./receive_attempts_store.ts";
 import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
 import { EventsStore } from "./events_store.ts";
+import { ProtectedFilesStore } from "./protected_files_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
@@ -27,6 +28,13 @@ export type { ReactionRecord } from "./reactions_store.ts";
 export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 export type { StoredEventRow } from "./events_store.ts";
+export type {
+  AccessRecord,
+  AccessRowState,
+  ReceivedFileRecord,
+  ReceivedRowState,
+  SentFileRecord,
+} from "./protected_files_store.ts";
 
 /** Table families of one account's database. */
 export class Store {
@@ -43,6 +51,7 @@ export class Store {
   readonly receiveAttempts: ReceiveAttemptsStore;
   readonly securejoin: SecureJoinStore;
   readonly events: EventsStore;
+  readonly protectedFiles: ProtectedFilesStore;
 
   constructor(readonly db: Db) {
     this.config = new ConfigStore(db);
@@ -58,6 +67,7 @@ export class Store {
     this.receiveAttempts = new ReceiveAttemptsStore(db);
     this.securejoin = new SecureJoinStore(db);
     this.events = new EventsStore(db);
+    this.protectedFiles = new ProtectedFilesStore(db);
   }
 
   /** Opens (and migrates) the database at `path`. */

@@ -13,12 +13,31 @@ export const FALLBACK_MIME = "application/octet-stream";
 /** Decryption of a protected file failed (wrong key, corrupt or tampered file): HTTP 500. */
 export class DecryptError extends GatewayError {}
 
+/**
+ * Access to a protected file is not active now (HTTP 403 with the state): revoked, expired,
+ * requested (no grant yet), denied, waiting_owner_action, not_found.
+ */
+export class AccessDeniedError extends GatewayError {
+  constructor(readonly state: string, readonly reason: string) {
+    super(`access to this file is ${state}: ${reason}`);
+  }
+}
+
 /** A protected file opened for reading; `plaintext` is decrypted in memory as it is read. */
 export interface ProtectedFile {
   readonly plaintext: ReadableStream<Uint8Array>;
   readonly size?: number;
   /** Original file name, for Content-Disposition. */
   readonly name?: string;
+  /** The type, when the opener detected it already (then `plaintext` is not sniffed). */
+  readonly mime?: string;
+  /**
+   * The plaintext `[start, end)` (a `Range` request; `size` must be set); the route then cancels
+   * `plaintext` unread.
+   */
+  slice?(start: number, end: number): ReadableStream<Uint8Array>;
+  /** false: the owner did not allow saving it (`Content-Disposition: inline`, a rule header). */
+  readonly allowDownload?: boolean;
 }
 
 /** What the viewer routes need. */

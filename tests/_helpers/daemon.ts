@@ -27,6 +27,12 @@ export interface SpawnDaemonOptions {
   readonly ownProcessGroup?: boolean;
   /** `ulimit -n` for the daemon (soft and hard): how many file descriptors it may open. */
   readonly fileLimit?: number;
+  /**
+   * Another machine: this file is bind-mounted over `/etc/machine-id` for the daemon alone (a
+   * private mount namespace; needs root, as the relay tests have), so its device fingerprint
+   * differs from every other daemon's on this host.
+   */
+  readonly machineIdFile?: string;
 }
 
 /** A daemon subprocess. */
@@ -70,6 +76,20 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
     command = ["bash", "-c", `ulimit -n ${opts.fileLimit} && exec "$@"`, "bash", ...command];
   }
   if (opts.ownProcessGroup) command = ["setsid", ...command];
+  if (opts.machineIdFile !== undefined) {
+    // A private mount namespace with another machine id; unshare and bash exec into the rest.
+    command = [
+      "unshare",
+      "--mount",
+      "--propagation",
+      "private",
+      "bash",
+      "-c",
+      'mount --bind "$0" /etc/machine-id && exec "$@"',
+      opts.machineIdFile,
+      ...command,
+    ];
+  }
   const child = new Deno.Command(command[0], {
     args: command.slice(1),
     cwd: ROOT,

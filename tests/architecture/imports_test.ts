@@ -40,6 +40,8 @@ const CLI_MAY_IMPORT = [
   "events/types.ts",
   "rpc/types.ts",
   "license/inspect.ts",
+  // `fingerprint` and `view` compute the viewer's device fingerprint exactly as the daemon does.
+  "viewer/device_fingerprint.ts",
 ];
 
 function layerOf(path: string): number {

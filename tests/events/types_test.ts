@@ -56,6 +56,21 @@ const SAMPLES: { [K in GatewayEventKind]: Extract<GatewayEvent, { kind: K }> } =
   ViewerSessionStarted: { kind: "ViewerSessionStarted", expiresAt: 1700000000 },
   ViewerSessionEnded: { kind: "ViewerSessionEnded", reason: "expired" },
   ViewerFileStreamed: { kind: "ViewerFileStreamed", msgId: 42, bytes: 512 },
+  PrivittyFileEncrypted: { kind: "PrivittyFileEncrypted", chatId: 7, msgId: 42 },
+  PrivittyFileDecrypted: { kind: "PrivittyFileDecrypted", chatId: 7, msgId: 42 },
+  PrivittyFileAccessRevoked: {
+    kind: "PrivittyFileAccessRevoked",
+    chatId: 7,
+    contactId: 12,
+    fileId: 3,
+  },
+  PrivittyFileAccessChanged: { kind: "PrivittyFileAccessChanged", chatId: 7, fileId: 3 },
+  PrivittyAccessRenewRequested: {
+    kind: "PrivittyAccessRenewRequested",
+    chatId: 7,
+    fileId: 3,
+    requesterContactId: 12,
+  },
   lag: { kind: "lag", dropped: 5, oldestAvailable: 9 },
 };
 
@@ -90,6 +105,14 @@ const WIRE: Record<GatewayEventKind, string> = {
   ViewerSessionStarted: '{"type":"ViewerSessionStarted","account_id":1,"expires_at":1700000000}',
   ViewerSessionEnded: '{"type":"ViewerSessionEnded","account_id":1,"reason":"expired"}',
   ViewerFileStreamed: '{"type":"ViewerFileStreamed","account_id":1,"msg_id":42,"bytes":512}',
+  PrivittyFileEncrypted: '{"type":"PrivittyFileEncrypted","account_id":1,"chat_id":7,"msg_id":42}',
+  PrivittyFileDecrypted: '{"type":"PrivittyFileDecrypted","account_id":1,"chat_id":7,"msg_id":42}',
+  PrivittyFileAccessRevoked:
+    '{"type":"PrivittyFileAccessRevoked","account_id":1,"chat_id":7,"contact_id":12,"file_id":3}',
+  PrivittyFileAccessChanged:
+    '{"type":"PrivittyFileAccessChanged","account_id":1,"chat_id":7,"file_id":3}',
+  PrivittyAccessRenewRequested:
+    '{"type":"PrivittyAccessRenewRequested","account_id":1,"chat_id":7,"file_id":3,"requester_contact_id":12}',
   lag: '{"type":"lag","account_id":1,"dropped":5,"oldest_available":9}',
 };
 

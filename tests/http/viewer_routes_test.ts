@@ -1,8 +1,8 @@
 /** Tests of POST /auth and GET /stream/:msg_id: status codes, session rules, sniffed streaming. */
 import assert from "node:assert/strict";
-import { bearerToken } from "../../src/http/viewer_routes.ts";
+import { bearerToken, parseRange } from "../../src/http/viewer_routes.ts";
 import { setLogSink } from "../../src/log.ts";
-import { DecryptError, type ProtectedFile } from "../../src/viewer/stream.ts";
+import { AccessDeniedError, DecryptError, type ProtectedFile } from "../../src/viewer/stream.ts";
 import { chunked, pngBytes } from "../viewer/_fixtures.ts";
 import { TEST_FINGERPRINT, testApp, type TestAppOptions } from "./_app.ts";
 
@@ -217,4 +217,91 @@ Deno.test("bearerToken() reads the Bearer scheme only", () => {
   assert.equal(bearerToken("Basic abc"), undefined);
   assert.equal(bearerToken("Bearer a b"), undefined);
   assert.equal(bearerToken(undefined), undefined);
+});
+
+/** A file with `slice()` over `bytes`, as the protected-file source gives one. */
+function sliceable(bytes: Uint8Array, allowDownload: boolean): ProtectedFile {
+  return {
+    plaintext: chunked(bytes, 4096).stream,
+    size: bytes.length,
+    name: "plan.png",
+    mime: "image/png",
+    allowDownload,
+    slice: (start, end) => chunked(bytes.slice(start, end), 4096).stream,
+  };
+}
+
+Deno.test("GET /stream with Range answers 206 with the bytes; beyond the end 416", async () => {
+  const bytes = pngBytes(200_000);
+  const openProtectedFile = () => Promise.resolve(sliceable(bytes, true));
+  await withApp({ openProtectedFile }, async (t) => {
+    const tok = await token(t.app);
+    const full = await stream(t.app, "/stream/7", tok);
+    assert.equal(full.status, 200);
+    assert.equal(full.headers.get("content-length"), "200000");
+    assert.equal(full.headers.get("accept-ranges"), "bytes");
+    assert.match(full.headers.get("content-disposition")!, /^attachment; filename="plan.png"/);
+    assert.equal(full.headers.get("x-prv-allow-download"), null);
+    assert.deepEqual(new Uint8Array(await full.arrayBuffer()), bytes);
+    for (
+      const [range, start, end] of [
+        ["bytes=100-199", 100, 200],
+        ["bytes=199990-", 199_990, 200_000],
+        ["bytes=-10", 199_990, 200_000],
+        ["bytes=65530-70000", 65_530, 70_001],
+      ] as const
+    ) {
+      const res = await Promise.resolve(t.app.request("/stream/7", {
+        headers: { Authorization: `Bearer ${tok}`, Range: range },
+      }));
+      assert.equal(res.status, 206, range);
+      assert.equal(res.headers.get("content-range"), `bytes ${start}-${end - 1}/200000`);
+      assert.equal(res.headers.get("content-length"), String(end - start));
+      assert.equal(res.headers.get("content-type"), "image/png");
+      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes.slice(start, end), range);
+    }
+    const beyond = await Promise.resolve(t.app.request("/stream/7", {
+      headers: { Authorization: `Bearer ${tok}`, Range: "bytes=200000-" },
+    }));
+    assert.equal(beyond.status, 416);
+    assert.equal(beyond.headers.get("content-range"), "bytes */200000");
+  });
+});
+
+Deno.test("GET /stream states allow_download=false: inline, no-store and the rule header", async () => {
+  const openProtectedFile = () => Promise.resolve(sliceable(pngBytes(1000), false));
+  await withApp({ openProtectedFile }, async (t) => {
+    const res = await stream(t.app, "/stream/7", await token(t.app));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-disposition")!, /^inline; /);
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    assert.equal(res.headers.get("x-prv-allow-download"), "false");
+    await res.body?.cancel();
+  });
+});
+
+Deno.test("GET /stream answers 403 with the state when access is not active", async () => {
+  for (const state of ["revoked", "expired", "requested"]) {
+    const openProtectedFile = () => Promise.reject(new AccessDeniedError(state, `it is ${state}`));
+    await withApp({ openProtectedFile }, async (t) => {
+      const res = await stream(t.app, "/stream/7", await token(t.app));
+      assert.equal(res.status, 403);
+      assert.deepEqual(await res.json(), {
+        error: `access to this file is ${state}: it is ${state}`,
+        state,
+        reason: `it is ${state}`,
+      });
+    });
+  }
+});
+
+Deno.test("parseRange() reads one byte range and rejects what is outside", () => {
+  assert.deepEqual(parseRange("bytes=0-0", 10), { start: 0, end: 1 });
+  assert.deepEqual(parseRange("bytes=5-100", 10), { start: 5, end: 10 });
+  assert.equal(parseRange("bytes=0-1,3-4", 10), undefined);
+  assert.equal(parseRange("items=0-1", 10), undefined);
+  assert.equal(parseRange(undefined, 10), undefined);
+  assert.equal(parseRange("bytes=10-", 10), "unsatisfiable");
+  assert.equal(parseRange("bytes=-0", 10), "unsatisfiable");
+  assert.equal(parseRange("bytes=4-2", 10), "unsatisfiable");
 });

@@ -9,6 +9,7 @@ import { config } from "./config.ts";
 import { connectivity } from "./connectivity.ts";
 import { contacts } from "./contacts.ts";
 import { events } from "./events.ts";
+import { fingerprint } from "./fingerprint.ts";
 import { group } from "./group.ts";
 import { health } from "./health.ts";
 import { info } from "./info.ts";
@@ -22,6 +23,7 @@ import { rpc } from "./rpc.ts";
 import { send } from "./send.ts";
 import { sendFile } from "./send_file.ts";
 import { serve } from "./serve.ts";
+import { view } from "./view.ts";
 
 /** Every command with its usage, summary and HTTP equivalent. */
 export const COMMANDS: readonly Command[] = [
@@ -44,6 +46,8 @@ export const COMMANDS: readonly Command[] = [
   sendFile,
   read,
   react,
+  fingerprint,
+  view,
 ];
 
 /** Looks a command up by name. */

@@ -117,13 +117,27 @@ export const sendMsg: MethodEntry = {
       ? undefined
       : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
     const outgoing = s.outgoing;
+    let afterSend: (() => Promise<void>) | undefined;
+    let protectedFile = false;
     const msgId = await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,
       viewtype: m.viewtype,
       file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
-    }, (draft, chat, recipients) => outgoing.render(draft, chat, recipients));
+    }, async (draft, chat, recipients) => {
+      // A .prv: its PDUs ride along (ours), or forwarding is refused (a received one's rule).
+      const prv = s.protectedFiles
+        ? await s.protectedFiles.outgoing(draft, chat, recipients)
+        : undefined;
+      afterSend = prv?.afterSend;
+      protectedFile = prv?.fileId !== undefined;
+      return await outgoing.render(prv?.draft ?? draft, chat, recipients);
+    });
+    await afterSend?.();
+    if (protectedFile) {
+      ctx.tx.emit({ kind: "PrivittyFileEncrypted", chatId: chatId as number, msgId });
+    }
     return msgId;
   },
 };

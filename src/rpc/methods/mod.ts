@@ -12,6 +12,7 @@ import { MESSAGE_EDIT_METHODS } from "./message_edits.ts";
 import { REACTION_METHODS } from "./reactions.ts";
 import { LICENSE_METHODS } from "./license.ts";
 import { SECUREJOIN_METHODS } from "./securejoin.ts";
+import { SECURE_FILE_METHODS } from "./secure_files.ts";
 
 /** Every method group, in the order `rpc.discover` lists them. */
 export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
@@ -24,6 +25,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   REACTION_METHODS,
   SECUREJOIN_METHODS,
   LICENSE_METHODS,
+  SECURE_FILE_METHODS,
 ];
 
 /** Builds the daemon's method table from every method file (throws on a duplicate name). */

@@ -1,0 +1,50 @@
+/**
+ * How the protected-file code sends its hidden PDU mails (request, grant, revoke, deny) and what
+ * it shares between the owner's and the recipient's side: the account, the clock, the queue.
+ */
+import type { CoreContext } from "../core/context.ts";
+import { nowSeconds } from "../core/context.ts";
+import type { SelfIdentity } from "../core/identity.ts";
+import { type KeyedRecipient, recipientOf } from "../core/mail_composer.ts";
+import type { RenderedMail } from "../core/messages.ts";
+import { NotFoundError } from "../errors.ts";
+import { foldPdu } from "./pdu.ts";
+
+/** Renders a hidden mail of PDUs (`MailComposer.renderPdus`). */
+export type RenderPdusFn = (to: KeyedRecipient, pdus: readonly string[]) => Promise<RenderedMail>;
+
+/** What both sides need. */
+export interface PrvDeps {
+  readonly ctx: CoreContext;
+  readonly self: SelfIdentity;
+  readonly renderPdus: RenderPdusFn;
+  /** Puts a finished mail into the outbox and wakes the sender. */
+  readonly queue: (mail: RenderedMail) => void;
+  /** This machine's device key (`deviceKeyOf`): stored S1 and CEKs are wrapped under it. */
+  readonly deviceKey: Uint8Array;
+}
+
+/** Unix seconds now. */
+export const nowOf = (d: PrvDeps): number => nowSeconds(d.ctx);
+
+/** Sends `encoded` PDUs to contact `contactId` in one hidden mail. */
+export async function sendPdus(
+  d: PrvDeps,
+  contactId: number,
+  encoded: readonly string[],
+): Promise<void> {
+  const contact = d.ctx.store.contacts.get(contactId);
+  if (contact === undefined || contact.publicKey.length === 0) {
+    throw new NotFoundError(`contact ${contactId} not found or has no key`);
+  }
+  const mail = await d.renderPdus(recipientOf(contact), encoded.map(foldPdu));
+  d.queue(mail);
+}
+
+/** 32 hex digits of fresh randomness (request ids). */
+export function randomId(): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(16)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}

@@ -1,0 +1,330 @@
+/**
+ * Rows of the protected-file tables (migration 10): files this gateway protected (`prv_sent`),
+ * each recipient's share and state (`prv_access`), and `.prv` files received (`prv_received`).
+ */
+import type { Db } from "./db.ts";
+
+/** A file this gateway protected; `id` is the API's `file_id`. */
+export interface SentFileRecord {
+  readonly id: number;
+  readonly fileUid: string;
+  readonly chatId: number;
+  /** The `encrypted_path` secure_send_file wrote. */
+  readonly path: string;
+  readonly prvSha256: string;
+  readonly plaintextSha256: string;
+  readonly name: string;
+  readonly mime: string;
+  readonly size: number;
+  readonly cek: Uint8Array;
+  readonly allowDownload: boolean;
+  readonly allowForward: boolean;
+  readonly durationMinutes: number;
+  /** The signed file_pdu, encoded. */
+  readonly filePdu: string;
+  readonly createdAt: number;
+}
+
+/** Owner-side states of one recipient's access. */
+export type AccessRowState = "active" | "revoked" | "waiting_owner_action" | "denied";
+
+/** One recipient of a sent file. */
+export interface AccessRecord {
+  readonly fileId: number;
+  readonly contactId: number;
+  readonly fingerprint: string;
+  readonly s1: Uint8Array;
+  readonly otkPdu: string;
+  readonly state: AccessRowState;
+  /** When the recipient's window started (its receipt), 0 while unknown. */
+  readonly windowStart: number;
+  /** When it ends, 0 = unlimited or not yet known. */
+  readonly windowEnd: number;
+  /** The pending renewal request's id ('' for none). */
+  readonly requestId: string;
+}
+
+/** Recipient-side stored states (`open`: access follows the grant in memory and the window). */
+export type ReceivedRowState = "open" | "revoked" | "denied" | "renew_requested";
+
+/** A `.prv` received with its PDUs; `id` is this gateway's file id of it. */
+export interface ReceivedFileRecord {
+  readonly id: number;
+  readonly msgId: number;
+  readonly chatId: number;
+  readonly ownerContactId: number;
+  readonly fileUid: string;
+  readonly prvSha256: string;
+  readonly s1: Uint8Array;
+  readonly allowDownload: boolean;
+  readonly allowForward: boolean;
+  readonly durationMinutes: number;
+  readonly name: string;
+  readonly mime: string;
+  readonly size: number;
+  readonly receivedAt: number;
+  /** Unix seconds the access ends; 0 = unlimited. */
+  readonly windowEnd: number;
+  readonly state: ReceivedRowState;
+  readonly requestId: string;
+  readonly reason: string;
+  /** Tag of the device key S1 is wrapped under (see key_shares.ts). */
+  readonly deviceTag: string;
+}
+
+type Row = Record<string, unknown>;
+
+const bytes = (v: unknown) => new Uint8Array(v as Uint8Array);
+
+function sentOf(r: Row): SentFileRecord {
+  return {
+    id: r.id as number,
+    fileUid: r.file_uid as string,
+    chatId: r.chat_id as number,
+    path: r.path as string,
+    prvSha256: r.prv_sha256 as string,
+    plaintextSha256: r.plaintext_sha256 as string,
+    name: r.name as string,
+    mime: r.mime as string,
+    size: r.size as number,
+    cek: bytes(r.cek),
+    allowDownload: r.allow_download === 1,
+    allowForward: r.allow_forward === 1,
+    durationMinutes: r.duration_minutes as number,
+    filePdu: r.file_pdu as string,
+    createdAt: r.created_at as number,
+  };
+}
+
+function accessOf(r: Row): AccessRecord {
+  return {
+    fileId: r.file_id as number,
+    contactId: r.contact_id as number,
+    fingerprint: r.fingerprint as string,
+    s1: bytes(r.s1),
+    otkPdu: r.otk_pdu as string,
+    state: r.state as AccessRowState,
+    windowStart: r.window_start as number,
+    windowEnd: r.window_end as number,
+    requestId: r.request_id as string,
+  };
+}
+
+function receivedOf(r: Row): ReceivedFileRecord {
+  return {
+    id: r.id as number,
+    msgId: r.msg_id as number,
+    chatId: r.chat_id as number,
+    ownerContactId: r.owner_contact_id as number,
+    fileUid: r.file_uid as string,
+    prvSha256: r.prv_sha256 as string,
+    s1: bytes(r.s1),
+    allowDownload: r.allow_download === 1,
+    allowForward: r.allow_forward === 1,
+    durationMinutes: r.duration_minutes as number,
+    name: r.name as string,
+    mime: r.mime as string,
+    size: r.size as number,
+    receivedAt: r.received_at as number,
+    windowEnd: r.window_end as number,
+    state: r.state as ReceivedRowState,
+    requestId: r.request_id as string,
+    reason: r.reason as string,
+    deviceTag: r.device_tag as string,
+  };
+}
+
+/** Reads and writes the protected-file tables. */
+export class ProtectedFilesStore {
+  constructor(private readonly db: Db) {}
+
+  /** Stores a protected file with its recipients; returns its file id. */
+  insertSent(
+    f: Omit<SentFileRecord, "id">,
+    recipients: readonly Omit<
+      AccessRecord,
+      "fileId" | "state" | "windowStart" | "windowEnd" | "requestId"
+    >[],
+  ): number {
+    return this.db.tx(() => {
+      const id = this.db.run(
+        "INSERT INTO prv_sent (file_uid, chat_id, path, prv_sha256, plaintext_sha256, name, mime, " +
+          "size, cek, allow_download, allow_forward, duration_minutes, file_pdu, created_at) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f.fileUid,
+        f.chatId,
+        f.path,
+        f.prvSha256,
+        f.plaintextSha256,
+        f.name,
+        f.mime,
+        f.size,
+        f.cek,
+        f.allowDownload ? 1 : 0,
+        f.allowForward ? 1 : 0,
+        f.durationMinutes,
+        f.filePdu,
+        f.createdAt,
+      ).lastId;
+      for (const r of recipients) {
+        this.db.run(
+          "INSERT INTO prv_access (file_id, contact_id, fingerprint, s1, otk_pdu) VALUES (?, ?, ?, ?, ?)",
+          id,
+          r.contactId,
+          r.fingerprint,
+          r.s1,
+          r.otkPdu,
+        );
+      }
+      return id;
+    });
+  }
+
+  sent(id: number): SentFileRecord | undefined {
+    const r = this.db.get<Row>("SELECT * FROM prv_sent WHERE id = ?", id);
+    return r && sentOf(r);
+  }
+
+  sentByUid(uid: string): SentFileRecord | undefined {
+    const r = this.db.get<Row>("SELECT * FROM prv_sent WHERE file_uid = ?", uid);
+    return r && sentOf(r);
+  }
+
+  /** The newest sent file whose `.prv` hash starts with `prefix` (a blob name's 32 hex). */
+  sentByHashPrefix(prefix: string): SentFileRecord | undefined {
+    const r = this.db.get<Row>(
+      "SELECT * FROM prv_sent WHERE substr(prv_sha256, 1, ?) = ? ORDER BY id DESC LIMIT 1",
+      prefix.length,
+      prefix,
+    );
+    return r && sentOf(r);
+  }
+
+  /** The newest sent file whose `encrypted_path` is `path`. */
+  sentByPath(path: string): SentFileRecord | undefined {
+    const r = this.db.get<Row>(
+      "SELECT * FROM prv_sent WHERE path = ? ORDER BY id DESC LIMIT 1",
+      path,
+    );
+    return r && sentOf(r);
+  }
+
+  accessOf(fileId: number, contactId: number): AccessRecord | undefined {
+    const r = this.db.get<Row>(
+      "SELECT * FROM prv_access WHERE file_id = ? AND contact_id = ?",
+      fileId,
+      contactId,
+    );
+    return r && accessOf(r);
+  }
+
+  accessList(fileId: number): AccessRecord[] {
+    return this.db.all<Row>(
+      "SELECT * FROM prv_access WHERE file_id = ? ORDER BY contact_id",
+      fileId,
+    )
+      .map(accessOf);
+  }
+
+  /** Updates a recipient's access row. */
+  updateAccess(
+    fileId: number,
+    contactId: number,
+    patch: Partial<Pick<AccessRecord, "state" | "windowStart" | "windowEnd" | "requestId">>,
+  ): void {
+    const cur = this.accessOf(fileId, contactId);
+    if (cur === undefined) return;
+    const next = { ...cur, ...patch };
+    this.db.run(
+      "UPDATE prv_access SET state = ?, window_start = ?, window_end = ?, request_id = ? " +
+        "WHERE file_id = ? AND contact_id = ?",
+      next.state,
+      next.windowStart,
+      next.windowEnd,
+      next.requestId,
+      fileId,
+      contactId,
+    );
+  }
+
+  /** Stores a received file (one per message); returns its file id. */
+  insertReceived(f: Omit<ReceivedFileRecord, "id" | "state" | "requestId" | "reason">): number {
+    return this.db.run(
+      "INSERT INTO prv_received (msg_id, chat_id, owner_contact_id, file_uid, prv_sha256, s1, " +
+        "allow_download, allow_forward, duration_minutes, name, mime, size, received_at, " +
+        "window_end, device_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      f.msgId,
+      f.chatId,
+      f.ownerContactId,
+      f.fileUid,
+      f.prvSha256,
+      f.s1,
+      f.allowDownload ? 1 : 0,
+      f.allowForward ? 1 : 0,
+      f.durationMinutes,
+      f.name,
+      f.mime,
+      f.size,
+      f.receivedAt,
+      f.windowEnd,
+      f.deviceTag,
+    ).lastId;
+  }
+
+  received(id: number): ReceivedFileRecord | undefined {
+    const r = this.db.get<Row>("SELECT * FROM prv_received WHERE id = ?", id);
+    return r && receivedOf(r);
+  }
+
+  receivedByMsg(msgId: number): ReceivedFileRecord | undefined {
+    const r = this.db.get<Row>("SELECT * FROM prv_received WHERE msg_id = ?", msgId);
+    return r && receivedOf(r);
+  }
+
+  /** Received copies of file `uid` from owner `ownerContactId`. */
+  receivedByUid(uid: string, ownerContactId: number): ReceivedFileRecord[] {
+    return this.db.all<Row>(
+      "SELECT * FROM prv_received WHERE file_uid = ? AND owner_contact_id = ? ORDER BY id",
+      uid,
+      ownerContactId,
+    ).map(receivedOf);
+  }
+
+  /** The newest received file whose `.prv` hash starts with `prefix`. */
+  receivedByHashPrefix(prefix: string): ReceivedFileRecord | undefined {
+    const r = this.db.get<Row>(
+      "SELECT * FROM prv_received WHERE substr(prv_sha256, 1, ?) = ? ORDER BY id DESC LIMIT 1",
+      prefix.length,
+      prefix,
+    );
+    return r && receivedOf(r);
+  }
+
+  /** Updates a received file's stored state, window, request id and reason. */
+  updateReceived(
+    id: number,
+    patch: Partial<Pick<ReceivedFileRecord, "state" | "windowEnd" | "requestId" | "reason">>,
+  ): void {
+    const cur = this.received(id);
+    if (cur === undefined) return;
+    const next = { ...cur, ...patch };
+    this.db.run(
+      "UPDATE prv_received SET state = ?, window_end = ?, request_id = ?, reason = ? WHERE id = ?",
+      next.state,
+      next.windowEnd,
+      next.requestId,
+      next.reason,
+      id,
+    );
+  }
+
+  /** Sets S1 (wrapped) of a received file whose otk_pdu came in its own mail. */
+  setShare(id: number, s1: Uint8Array): void {
+    this.db.run("UPDATE prv_received SET s1 = ? WHERE id = ?", s1, id);
+  }
+
+  /** Drops S1 of a received file (revoked): zeroes instead of the share. */
+  dropShare(id: number): void {
+    this.db.run("UPDATE prv_received SET s1 = zeroblob(32) WHERE id = ?", id);
+  }
+}

@@ -1,0 +1,59 @@
+/** Tests of the PDU encoding: versioned JSON, detached signatures, refusal of anything altered. */
+import assert from "node:assert/strict";
+import { readPrivateKey } from "../../src/crypto/pgp.ts";
+import { generateAccountKey } from "../../src/crypto/keygen.ts";
+import { toBase64 } from "../../src/crypto/armor.ts";
+import {
+  decodePdu,
+  foldPdu,
+  type GrantPdu,
+  PduError,
+  PduType,
+  shareB64,
+  signPdu,
+  verifyPdu,
+} from "../../src/protected_files/pdu.ts";
+
+const alice = await generateAccountKey("alice@relay.test");
+const mallory = await generateAccountKey("mallory@relay.test");
+const aliceKey = await readPrivateKey(alice.privateKey);
+const malloryKey = await readPrivateKey(mallory.privateKey);
+
+const GRANT: GrantPdu = {
+  v: 1,
+  type: PduType.GRANT,
+  file_uid: "0123456789abcdef0123456789abcdef",
+  issued_at: 1_767_000_000,
+  recipient: "B".repeat(40),
+  s2: shareB64(new Uint8Array(32).fill(7)),
+  not_after: 0,
+  request_id: "",
+};
+
+Deno.test("signPdu() and verifyPdu() round-trip under the signer's key", async () => {
+  const signed = await signPdu(GRANT, aliceKey);
+  assert.match(signed.encoded, /^[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]+$/);
+  assert.deepEqual(await verifyPdu(signed.encoded, alice.publicKey), GRANT);
+  assert.deepEqual(await verifyPdu(foldPdu(signed.encoded), alice.publicKey), GRANT, "folded");
+});
+
+Deno.test("verifyPdu() refuses another signer, altered JSON and a swapped signature", async () => {
+  const signed = await signPdu(GRANT, aliceKey);
+  await assert.rejects(() => verifyPdu(signed.encoded, mallory.publicKey), PduError);
+  const [, sig] = signed.encoded.split(".");
+  const altered = toBase64(new TextEncoder().encode(JSON.stringify({ ...GRANT, not_after: 1 })));
+  await assert.rejects(() => verifyPdu(`${altered}.${sig}`, alice.publicKey), /does not verify/);
+  const forged = await signPdu({ ...GRANT, not_after: 1 }, malloryKey);
+  const [json] = forged.encoded.split(".");
+  await assert.rejects(() => verifyPdu(`${json}.${sig}`, alice.publicKey), PduError);
+});
+
+Deno.test("decodePdu() rejects other versions, unknown types and malformed input", () => {
+  const enc = (v: unknown) => `${toBase64(new TextEncoder().encode(JSON.stringify(v)))}.AAAA`;
+  assert.throws(() => decodePdu(enc({ ...GRANT, v: 2 })), /unsupported PDU version 2/);
+  assert.throws(() => decodePdu(enc({ ...GRANT, type: "steal" })), /unknown PDU type/);
+  assert.throws(() => decodePdu(enc({ ...GRANT, file_uid: "x" })), /file_uid/);
+  assert.throws(() => decodePdu("no-dot"), PduError);
+  assert.throws(() => decodePdu("a.b.c"), PduError);
+  assert.throws(() => decodePdu("x".repeat(70_000) + ".AAAA"), /too large/);
+});
