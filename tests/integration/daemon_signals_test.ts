@@ -8,9 +8,11 @@ import { spawnDaemon } from "../_helpers/daemon.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 
-async function signalGroup(pgid: number, signal: Deno.Signal): Promise<void> {
-  const out = await new Deno.Command("kill", {
-    args: ["-s", signal.replace(/^SIG/, ""), "--", `-${pgid}`],
+/** Signals the process group `pgid` twice in a row from one shell, as systemd and Ctrl-C do. */
+async function signalGroupTwice(pgid: number, signal: Deno.Signal): Promise<void> {
+  const name = signal.replace(/^SIG/, "");
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `kill -s ${name} -- -${pgid} && kill -s ${name} -- -${pgid}`],
   }).output();
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
 }
@@ -31,13 +33,13 @@ Deno.test({
         env: { EDGE_LOG_LEVEL: "info" },
       });
       await daemon.waitHealthy();
-      await signalGroup(daemon.pid, signal);
-      await signalGroup(daemon.pid, signal);
+      await signalGroupTwice(daemon.pid, signal);
       const code = await daemon.exited;
       const log = daemon.output();
       assert.equal(code, 0, `${signal}: exit ${code}\n${log}`);
       assert.match(log, new RegExp(`received ${signal}; shutting down`));
-      assert.match(log, new RegExp(`received ${signal} again`));
+      // The second signal is logged when it lands during the shutdown; a shutdown that finished
+      // first is just as good (tests/shutdown_test.ts covers a signal during it deterministically).
       assert.match(log, /\[daemon\] stopped/);
       assert.doesNotMatch(log, / ERROR /);
     }
