@@ -97,11 +97,10 @@ Deno.test("a refused connection exits 3 with 'cannot reach the gateway at URL'",
 
 Deno.test("a request timeout exits 3", async () => {
   await withDaemon(async (d) => {
-    const started = Date.now();
+    // get_config hangs in the fake daemon: only the CLI's own timeout can end this run.
     const run = await runCli(["--url", d.url, "--timeout", "300", "config", "get", "addr"]);
     assert.equal(run.code, 3);
     assert.match(run.stderr, /cannot reach the gateway at .*\/rpc: no answer within 300 ms/);
-    assert.ok(Date.now() - started < 10_000);
   });
 });
 
