@@ -10,12 +10,11 @@
 import { Buffer } from "node:buffer";
 import { createImapClient } from "../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../tests/_helpers/gateway_pair.ts";
-import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
 import { readStoredAccount } from "../tests/_helpers/gateway_store.ts";
 import { type HugeKind, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
 import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
 import { rssMb } from "../tests/_helpers/rss.ts";
+import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const BEGIN = "<!-- hostile-mail:begin -->";
@@ -53,10 +52,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs the flood once. */
 export async function floodBench(): Promise<FloodResult> {
-  await using relay = await startRelay({ filter: true });
   const env = { EDGE_LOG_LEVEL: "info" };
-  await using a = await GatewayPeer.start("A", relay, { env });
-  await using b = await GatewayPeer.start("B", relay, { env });
+  await using gws = await TwoGateways.start({ name: "A", env }, { name: "B", env });
+  const { relay, a, b } = gws;
   const pair = await joinBySecureJoin(a, b);
   const bAcc = readStoredAccount(`${b.dir.path}/data`);
   const factory = await HugeMailFactory.create(bAcc, `stranger@${relay.domain}`);

@@ -5,8 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
 import { runCli } from "../cli/fixtures/run_cli.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 async function cli(gw: GatewayPeer, ...args: string[]): Promise<string> {
   const run = await runCli([...args, "--url", gw.daemon.url]);
@@ -21,9 +22,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using alice = await GatewayPeer.start("Alice", relay);
-    await using bob = await GatewayPeer.start("Bob", relay);
+    await using gws = await TwoGateways.start("Alice", "Bob");
+    const { a: alice, b: bob } = gws;
     const link = (await cli(alice, "invite")).trim();
     assert.match(link, /^OPENPGP4FPR:/);
     const bobChat = Number(/^chat (\d+)$/m.exec(await cli(bob, "join", link))?.[1]);

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -67,9 +68,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using owner = await GatewayPeer.start("Edge News", relay);
-    await using sub = await GatewayPeer.start("Edge Reader", relay);
+    await using gws = await TwoGateways.start("Edge News", "Edge Reader");
+    const { relay, a: owner, b: sub } = gws;
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     try {
       const channel = await owner.call<number>("create_broadcast", 1, "Edge News");

@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY, type Relay } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -145,9 +146,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using gw1 = await GatewayPeer.start("Edge One", relay);
-    await using gw2 = await GatewayPeer.start("Edge Two", relay);
+    await using gws = await TwoGateways.start("Edge One", "Edge Two");
+    const { relay, a: gw1, b: gw2 } = gws;
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
@@ -282,9 +282,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using gw1 = await GatewayPeer.start("Edge One", relay);
-    await using gw2 = await GatewayPeer.start("Edge Two", relay);
+    await using gws = await TwoGateways.start("Edge One", "Edge Two");
+    const { relay, a: gw1, b: gw2 } = gws;
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {

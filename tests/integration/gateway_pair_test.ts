@@ -4,8 +4,8 @@
  * with identical bytes. Every mail passes the relay's chatmail acceptance filter.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 interface Msg {
   id: number;
@@ -25,9 +25,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using alice = await GatewayPeer.start("Alice GW", relay);
-    await using bob = await GatewayPeer.start("Bob GW", relay);
+    await using gws = await TwoGateways.start("Alice GW", "Bob GW");
+    const { a: alice, b: bob } = gws;
     try {
       const link = await alice.call<string>("get_chat_securejoin_qr_code", 1, null);
       assert.match(link, /^OPENPGP4FPR:[0-9A-F]{40}#a=[^&]+&n=Alice\+GW&i=[\w-]{24}&s=[\w-]{24}$/);

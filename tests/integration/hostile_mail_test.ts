@@ -12,12 +12,12 @@ import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/
 import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { buildHostileCorpus, type HostileMail } from "../_helpers/hostile_corpus.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 Deno.test({
   name: "hostile mail in INBOX is recorded and deleted; A's messages arrive; nothing else verified",
@@ -25,9 +25,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+    await using gws = await TwoGateways.start();
+    const { relay, a, b } = gws;
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);

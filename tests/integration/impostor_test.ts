@@ -12,9 +12,9 @@ import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage } from "../../src/mime/factory.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { readStoredAccount } from "../_helpers/gateway_store.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 
@@ -50,9 +50,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+    await using gws = await TwoGateways.start();
+    const { relay, a, b } = gws;
     const pair = await joinBySecureJoin(a, b);
     const bAcc = readStoredAccount(`${b.dir.path}/data`);
     const lookup = () => b.call<number | null>("lookup_contact_id_by_addr", 1, a.addr);

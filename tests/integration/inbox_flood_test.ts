@@ -12,13 +12,13 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createImapClient } from "../../src/transport/imap_client.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { type HugeKind, HugeMailFactory } from "../_helpers/huge_mail.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
 import { rssMb } from "../_helpers/rss.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const HUGE_BYTES = 25 * 1024 * 1024;
 const KINDS: HugeKind[] = [
@@ -40,9 +40,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+    await using gws = await TwoGateways.start();
+    const { relay, a, b } = gws;
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);

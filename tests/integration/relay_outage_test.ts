@@ -6,10 +6,9 @@
  * daemon stopped with mail still queued sends it after its restart.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const TOTAL = 30;
 
@@ -19,9 +18,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+    await using gws = await TwoGateways.start();
+    const { relay, a, b } = gws;
     try {
       const pair = await joinBySecureJoin(a, b);
       await relay.stopMail();
@@ -84,11 +82,9 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using dir = await makeTempDir("gw-restart");
-    const dataDir = `${dir.path}/a`;
-    let a = await GatewayPeer.start("A", relay, { dataDir });
-    await using b = await GatewayPeer.start("B", relay);
+    await using gws = await TwoGateways.start({ name: "A", keepData: true });
+    const { relay, b } = gws;
+    let a = gws.a;
     try {
       const pair = await joinBySecureJoin(a, b);
       await relay.stopMail();
@@ -100,7 +96,7 @@ Deno.test({
       assert.equal((await a.call<Record<string, string>>("get_info", 1)).outbox_len, "5");
       await a.stop(); // SIGTERM with five mails queued; the data dir is kept
       await relay.startMail();
-      a = await GatewayPeer.start("A", relay, { dataDir });
+      a = await gws.restart("a");
       const onB = await b.poll(
         () => chatMessages(b, pair.joinerChat),
         (msgs) => msgs.filter((m) => m.text.startsWith("queued-")).length >= texts.length,
@@ -119,8 +115,6 @@ Deno.test({
     } catch (err) {
       console.error(`--- A ---\n${a.daemon.output().slice(-6000)}`);
       throw err;
-    } finally {
-      await a.stop();
     }
   },
 });
