@@ -8,13 +8,13 @@
  * `<!-- hostile-mail:end -->` (replaced in place, else added to that section, else appended).
  */
 import { Buffer } from "node:buffer";
-import { createImapClient } from "../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../tests/_helpers/gateway_pair.ts";
 import { readStoredAccount } from "../tests/_helpers/gateway_store.ts";
 import { type HugeKind, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
 import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
 import { rssMb } from "../tests/_helpers/rss.ts";
 import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
+import { closeMailbox, openMailbox } from "../tests/_helpers/relay_mailbox.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const BEGIN = "<!-- hostile-mail:begin -->";
@@ -58,12 +58,7 @@ export async function floodBench(): Promise<FloodResult> {
   const pair = await joinBySecureJoin(a, b);
   const bAcc = readStoredAccount(`${b.dir.path}/data`);
   const factory = await HugeMailFactory.create(bAcc, `stranger@${relay.domain}`);
-  const imap = createImapClient(
-    { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-    bAcc.password,
-  );
-  imap.on("error", () => {});
-  await imap.connect();
+  const imap = await openMailbox(relay, bAcc);
   try {
     await imap.mailboxCreate("Staging");
     let bytes = 0;
@@ -112,7 +107,7 @@ export async function floodBench(): Promise<FloodResult> {
       realArrived: texts.filter((t) => arrived.texts.includes(t)).length,
     };
   } finally {
-    await imap.logout().catch(() => imap.close());
+    await closeMailbox(imap);
   }
 }
 

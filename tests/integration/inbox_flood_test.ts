@@ -11,7 +11,6 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { createImapClient } from "../../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { type HugeKind, HugeMailFactory } from "../_helpers/huge_mail.ts";
@@ -19,6 +18,7 @@ import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
 import { NO_RELAY } from "../_helpers/relay.ts";
 import { rssMb } from "../_helpers/rss.ts";
 import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
 const HUGE_BYTES = 25 * 1024 * 1024;
 const KINDS: HugeKind[] = [
@@ -52,12 +52,7 @@ Deno.test({
       for (const m of huge) assert.ok(m.raw.length > 24 * 1024 * 1024, `${m.kind} is too small`);
 
       // The huge mails wait in a folder B does not watch, then move into INBOX in one command.
-      const imap = createImapClient(
-        { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-        bAcc.password,
-      );
-      imap.on("error", () => {});
-      await imap.connect();
+      const imap = await openMailbox(relay, bAcc);
       try {
         await imap.mailboxCreate("Staging").catch(() => undefined);
         for (const m of huge) assert.ok(await imap.append("Staging", Buffer.from(m.raw)));
@@ -128,7 +123,7 @@ Deno.test({
           `B RSS: ${rssBefore.now} MB before, peak ${rssAfter.peak} MB, ${rssAfter.now} MB after`,
         );
       } finally {
-        await imap.logout().catch(() => imap.close());
+        await closeMailbox(imap);
       }
     } catch (err) {
       console.error(`--- B ---\n${b.daemon.output().slice(-8000)}`);
