@@ -15,8 +15,8 @@ import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
 import { rssMb } from "../tests/_helpers/rss.ts";
 import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
 import { closeMailbox, openMailbox } from "../tests/_helpers/relay_mailbox.ts";
+import { writeBenchmarkSection } from "./benchmarks_md.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const BEGIN = "<!-- hostile-mail:begin -->";
 const END = "<!-- hostile-mail:end -->";
 const SECTION = "## Hostile load";
@@ -144,26 +144,7 @@ the attachment each hold a copy), plus memory the allocator keeps after it.
 
 /** Replaces (or places) the subsection in BENCHMARKS.md. */
 export async function writeFloodSection(r: FloodResult, command: string): Promise<void> {
-  const path = `${ROOT}BENCHMARKS.md`;
-  const body = `${BEGIN}\n\n${render(r, command)}\n${END}\n`;
-  let text = await Deno.readTextFile(path).catch(() => "# Benchmarks\n");
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
-  if (a >= 0 && b > a) {
-    text = text.slice(0, a) + body + text.slice(b + END.length).replace(/^\n/, "");
-  } else {
-    const s = text.indexOf(`\n${SECTION}`);
-    if (s >= 0) {
-      // At the end of the "Hostile load" section (before the next "## " heading, if any).
-      const next = text.indexOf("\n## ", s + 1);
-      const at = next >= 0 ? next + 1 : text.length;
-      text = `${text.slice(0, at).replace(/\n*$/, "\n")}\n${body}\n${text.slice(at)}`;
-    } else {
-      text = `${text.replace(/\n*$/, "\n")}\n${SECTION}\n\n${body}`;
-    }
-  }
-  await Deno.writeTextFile(path, text);
-  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], cwd: ROOT }).output();
-  console.log(body);
+  await writeBenchmarkSection({ begin: BEGIN, end: END, under: SECTION }, render(r, command));
 }
 
 /** Runs the flood and writes its subsection. */
