@@ -3,7 +3,7 @@
  * order (relay, A, B) and stopped in reverse by PID; a peer with `keepData` restarts on its data.
  */
 import { GatewayPeer } from "./gateway_peer.ts";
-import { type Relay, startRelay } from "./relay.ts";
+import { NO_RELAY, type Relay, startRelay } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 
 /** How one of the two gateways starts. */
@@ -78,4 +78,32 @@ export class TwoGateways implements AsyncDisposable {
       await this.relay[Symbol.asyncDispose]();
     }
   }
+}
+
+/** A relay test run on two gateways (see {@link twoGatewaysTest}). */
+export interface TwoGatewaysTest {
+  readonly name: string;
+  /** How A and B start (default "A" and "B"). */
+  readonly gateways?: readonly [string | GatewaySpec, (string | GatewaySpec)?];
+  /** Skips the test, besides when there is no relay. */
+  readonly ignore?: boolean;
+  /** The test; the relay and both gateways are stopped after it, whatever it did. */
+  fn(gws: TwoGateways): Promise<void>;
+}
+
+/**
+ * A `Deno.test` on a fresh {@link TwoGateways}, skipped without a relay; resources and ops are
+ * not sanitized, as in every relay test.
+ */
+export function twoGatewaysTest(t: TwoGatewaysTest): void {
+  Deno.test({
+    name: t.name,
+    ignore: NO_RELAY || t.ignore === true,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      await using gws = await TwoGateways.start(...(t.gateways ?? []));
+      await t.fn(gws);
+    },
+  });
 }

@@ -14,21 +14,17 @@ import {
   mapLimit,
   messagesById,
 } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const TOTAL = 300;
 const KILLS = 3;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-Deno.test({
+twoGatewaysTest({
   name: "SIGKILL of the receiving gateway during a burst of 300: after restart each text once",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start("A", { name: "B", keepData: true });
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
     const { a } = gws;
     let b = gws.b;
     const outputs: string[] = [];

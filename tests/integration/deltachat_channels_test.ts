@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -62,14 +62,11 @@ async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err:
   throw err;
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "a gateway's channel with a Delta Chat and a gateway subscriber",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start("Edge News", "Edge Reader");
-    const { relay, a: owner, b: sub } = gws;
+  gateways: ["Edge News", "Edge Reader"],
+  async fn({ relay, a: owner, b: sub }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     try {
       const channel = await owner.call<number>("create_broadcast", 1, "Edge News");

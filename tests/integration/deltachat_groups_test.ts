@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY, type Relay } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -140,14 +140,11 @@ async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err:
   throw err;
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "a Delta Chat group with two gateways: one group everywhere, changes applied on both",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start("Edge One", "Edge Two");
-    const { relay, a: gw1, b: gw2 } = gws;
+  gateways: ["Edge One", "Edge Two"],
+  async fn({ relay, a: gw1, b: gw2 }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
@@ -276,14 +273,11 @@ Deno.test({
   },
 });
 
-Deno.test({
+twoGatewaysTest({
   name: "a gateway's group with Delta Chat and another gateway; group invites both ways",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start("Edge One", "Edge Two");
-    const { relay, a: gw1, b: gw2 } = gws;
+  gateways: ["Edge One", "Edge Two"],
+  async fn({ relay, a: gw1, b: gw2 }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {

@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import { SseParser } from "../../src/cli/sse_client.ts";
 import { GatewayPeer, type ReceivedEvent } from "../_helpers/gateway_peer.ts";
 import { joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 /** One frame as a resuming client reads it. */
 interface Frame {
@@ -92,13 +91,10 @@ async function sendWhileDown(a: GatewayPeer, chat: number, texts: string[]): Pro
   }
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "a client resuming with Last-Event-ID after B restarts gets the texts queued while down",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start("A", { name: "B", keepData: true });
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
     const { a } = gws;
     let b = gws.b;
     try {

@@ -12,19 +12,13 @@ import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gatewa
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { buildHostileCorpus, type HostileMail } from "../_helpers/hostile_corpus.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 import { signedChatMail } from "../_helpers/signed_mail.ts";
 import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
-Deno.test({
+twoGatewaysTest({
   name: "hostile mail in INBOX is recorded and deleted; A's messages arrive; nothing else verified",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start();
-    const { relay, a, b } = gws;
+  async fn({ relay, a, b }) {
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);

@@ -8,8 +8,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readStoredAccount } from "../_helpers/gateway_store.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 import { signedChatMail } from "../_helpers/signed_mail.ts";
 import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
@@ -28,14 +27,9 @@ function forged(from: string, to: { addr: string; publicKey: Uint8Array }) {
   });
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "an impostor of a verified contact's address never wins lookup_contact_id_by_addr",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start();
-    const { relay, a, b } = gws;
+  async fn({ relay, a, b }) {
     const pair = await joinBySecureJoin(a, b);
     const bAcc = readStoredAccount(`${b.dir.path}/data`);
     const lookup = () => b.call<number | null>("lookup_contact_id_by_addr", 1, a.addr);

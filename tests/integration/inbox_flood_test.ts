@@ -15,9 +15,8 @@ import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { type HugeKind, HugeMailFactory } from "../_helpers/huge_mail.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
 import { rssMb } from "../_helpers/rss.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
 const HUGE_BYTES = 25 * 1024 * 1024;
@@ -34,14 +33,9 @@ const KINDS: HugeKind[] = [
   "valid",
 ];
 
-Deno.test({
+twoGatewaysTest({
   name: "ten 25 MB mails in INBOX at once: drained on one connection, every real message arrives",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start();
-    const { relay, a, b } = gws;
+  async fn({ relay, a, b }) {
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);

@@ -7,19 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY } from "../_helpers/relay.ts";
-import { TwoGateways } from "../_helpers/two_gateways.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const TOTAL = 30;
 
-Deno.test({
+twoGatewaysTest({
   name: "relay stopped during a burst of 30 sends: all delivered once after it returns, state 26",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start();
-    const { relay, a, b } = gws;
+  async fn({ relay, a, b }) {
     try {
       const pair = await joinBySecureJoin(a, b);
       await relay.stopMail();
@@ -75,14 +69,11 @@ Deno.test({
   },
 });
 
-Deno.test({
+twoGatewaysTest({
   name:
     "a daemon restarted with a full outbox sends it: queued while the relay was down, then stopped",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using gws = await TwoGateways.start({ name: "A", keepData: true });
+  gateways: [{ name: "A", keepData: true }],
+  async fn(gws) {
     const { relay, b } = gws;
     let a = gws.a;
     try {
