@@ -10,7 +10,7 @@
 import { Buffer } from "node:buffer";
 import { chatMessages, joinBySecureJoin } from "../tests/_helpers/gateway_pair.ts";
 import { readStoredAccount } from "../tests/_helpers/gateway_store.ts";
-import { type HugeKind, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
+import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
 import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
 import { rssMb } from "../tests/_helpers/rss.ts";
 import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
@@ -20,20 +20,7 @@ import { writeBenchmarkSection } from "./benchmarks_md.ts";
 const BEGIN = "<!-- hostile-mail:begin -->";
 const END = "<!-- hostile-mail:end -->";
 const SECTION = "## Hostile load";
-const HUGE_BYTES = 25 * 1024 * 1024;
 const REAL = 30;
-const KINDS: HugeKind[] = [
-  "junk",
-  "noise-armor",
-  "valid",
-  "junk",
-  "noise-armor",
-  "junk",
-  "valid",
-  "noise-armor",
-  "junk",
-  "valid",
-];
 
 /** What one flood measured. */
 export interface FloodResult {
@@ -62,8 +49,8 @@ export async function floodBench(): Promise<FloodResult> {
   try {
     await imap.mailboxCreate("Staging");
     let bytes = 0;
-    for (const kind of KINDS) {
-      const m = await factory.build(kind, HUGE_BYTES);
+    for (const kind of FLOOD_KINDS) {
+      const m = await factory.build(kind, FLOOD_MAIL_BYTES);
       bytes += m.raw.length;
       await imap.append("Staging", Buffer.from(m.raw));
     }
@@ -95,7 +82,7 @@ export async function floodBench(): Promise<FloodResult> {
     const processed = mailProcessedLines(b.daemon.output().slice(logFrom));
     const pipeline = processed.map((p) => Number(/pipeline_ms=([\d.]+)/.exec(p.line)?.[1] ?? 0));
     return {
-      hugeMails: KINDS.length,
+      hugeMails: FLOOD_KINDS.length,
       hugeMb: Math.round(bytes / 1024 / 1024),
       rssRestMb: rest.now,
       rssPeakMb: after.peak,

@@ -13,25 +13,11 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
-import { type HugeKind, HugeMailFactory } from "../_helpers/huge_mail.ts";
+import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../_helpers/huge_mail.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
 import { rssMb } from "../_helpers/rss.ts";
 import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
-
-const HUGE_BYTES = 25 * 1024 * 1024;
-const KINDS: HugeKind[] = [
-  "junk",
-  "noise-armor",
-  "valid",
-  "junk",
-  "noise-armor",
-  "junk",
-  "valid",
-  "noise-armor",
-  "junk",
-  "valid",
-];
 
 twoGatewaysTest({
   name: "ten 25 MB mails in INBOX at once: drained on one connection, every real message arrives",
@@ -42,7 +28,7 @@ twoGatewaysTest({
       const bAcc = readStoredAccount(bData);
       const factory = await HugeMailFactory.create(bAcc, `stranger@${relay.domain}`);
       const huge = [];
-      for (const kind of KINDS) huge.push(await factory.build(kind, HUGE_BYTES));
+      for (const kind of FLOOD_KINDS) huge.push(await factory.build(kind, FLOOD_MAIL_BYTES));
       for (const m of huge) assert.ok(m.raw.length > 24 * 1024 * 1024, `${m.kind} is too small`);
 
       // The huge mails wait in a folder B does not watch, then move into INBOX in one command.
