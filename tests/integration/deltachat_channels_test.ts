@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
 import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
@@ -26,40 +27,6 @@ interface GwChat {
   canSend: boolean;
   selfInGroup: boolean;
   channelRole: string | null;
-}
-
-async function gwTexts(gw: GatewayPeer, chatId: number): Promise<string[]> {
-  const ids = await gw.call<number[]>("get_message_ids", 1, chatId, false, false);
-  const msgs = await gw.call<Record<string, GwMsg>>("get_messages", 1, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string[]> {
-  const ids = await dc.call<number[]>("get_message_ids", dc.accountId, chatId, false, false);
-  const msgs = await dc.call<Record<string, { text: string }>>("get_messages", dc.accountId, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    last = await fn();
-  }
-  return last;
-}
-
-async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err: unknown) {
-  for (const gw of gws) console.error(`--- ${gw.name} ---\n${gw.daemon.output().slice(-5000)}`);
-  for (const dc of dcs) console.error(`--- ${dc.name} warnings ---\n${dc.warnings().join("\n")}`);
-  console.error(
-    await Deno.readTextFile(`${relay.dir}/log/filter.log`).then((t) => t.slice(-2000), () => ""),
-  );
-  throw err;
 }
 
 twoGatewaysTest({

@@ -10,7 +10,8 @@
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, type Relay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { dcJoins, dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
 import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
@@ -47,32 +48,6 @@ interface DcMsg {
   sender: { address: string };
 }
 
-/** Delta Chat joins the gateway's 1:1 invite; returns the gateway's contact id on Delta Chat. */
-async function dcJoinsGateway(dc: DeltaChatPeer, gw: GatewayPeer): Promise<number> {
-  const link = await gw.call<string>("get_chat_securejoin_qr_code", 1, null);
-  const from = dc.events.length;
-  const chat = await dc.call<number>("secure_join", dc.accountId, link);
-  await dc.waitForEvent(
-    (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-    60_000,
-    from,
-  );
-  return (await dc.call<number[]>("get_chat_contacts", dc.accountId, chat))[0];
-}
-
-/** Delta Chat `dc` joins Delta Chat `other`'s 1:1 invite; returns other's contact id on `dc`. */
-async function dcJoinsDc(dc: DeltaChatPeer, other: DeltaChatPeer): Promise<number> {
-  const link = await other.call<string>("get_chat_securejoin_qr_code", other.accountId, null);
-  const from = dc.events.length;
-  const chat = await dc.call<number>("secure_join", dc.accountId, link);
-  await dc.waitForEvent(
-    (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-    60_000,
-    from,
-  );
-  return (await dc.call<number[]>("get_chat_contacts", dc.accountId, chat))[0];
-}
-
 /** Gateway `a` joins `b`'s 1:1 invite; returns b's contact id on `a`. */
 async function gwJoinsGateway(a: GatewayPeer, b: GatewayPeer): Promise<number> {
   const link = await b.call<string>("get_chat_securejoin_qr_code", 1, null);
@@ -97,48 +72,11 @@ async function gwIncoming(gw: GatewayPeer, from: number, text: string): Promise<
   }
 }
 
-/** Texts of a gateway chat's messages, oldest first (info messages included). */
-async function gwTexts(gw: GatewayPeer, chatId: number): Promise<string[]> {
-  const ids = await gw.call<number[]>("get_message_ids", 1, chatId, false, false);
-  const msgs = await gw.call<Record<string, GwMsg>>("get_messages", 1, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-/** Texts of a Delta Chat chat's messages, oldest first. */
-async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string[]> {
-  const ids = await dc.call<number[]>("get_message_ids", dc.accountId, chatId, false, false);
-  const msgs = await dc.call<Record<string, DcMsg>>("get_messages", dc.accountId, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-/** Waits until `fn` returns a list containing `text` (exactly once) and returns it. */
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    last = await fn();
-  }
-  return last;
-}
-
 /** A 1×1 PNG. */
 const PNG_1X1 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 const once = (list: string[], text: string) => list.filter((t) => t === text).length === 1;
-
-async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err: unknown) {
-  for (const gw of gws) console.error(`--- ${gw.name} ---\n${gw.daemon.output().slice(-5000)}`);
-  for (const dc of dcs) console.error(`--- ${dc.name} warnings ---\n${dc.warnings().join("\n")}`);
-  console.error(
-    await Deno.readTextFile(`${relay.dir}/log/filter.log`).then((t) => t.slice(-2000), () => ""),
-  );
-  throw err;
-}
 
 twoGatewaysTest({
   name: "a Delta Chat group with two gateways: one group everywhere, changes applied on both",
@@ -148,9 +86,9 @@ twoGatewaysTest({
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
-      const gw1OnDora = await dcJoinsGateway(dora, gw1);
-      const gw2OnDora = await dcJoinsGateway(dora, gw2);
-      const eveOnDora = await dcJoinsDc(dora, eve);
+      const gw1OnDora = await dcJoins(dora, gw1);
+      const gw2OnDora = await dcJoins(dora, gw2);
+      const eveOnDora = await dcJoins(dora, eve);
       const group = await dora.call<number>("create_group_chat", dora.accountId, "Ops", false);
       for (const c of [gw1OnDora, gw2OnDora, eveOnDora]) {
         await dora.call("add_contact_to_chat", dora.accountId, group, c);
@@ -282,7 +220,7 @@ twoGatewaysTest({
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
       // (b) gateway 1 creates a group with Dora and gateway 2.
-      const gw1OnDora = await dcJoinsGateway(dora, gw1);
+      const gw1OnDora = await dcJoins(dora, gw1);
       const doraOnGw1 = (await gw1.call<number[]>("get_contact_ids", 1, 0, null))
         .find((id) => id !== 1)!;
       const gw2OnGw1 = await gwJoinsGateway(gw1, gw2);
