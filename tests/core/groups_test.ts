@@ -8,24 +8,7 @@ import { Messages } from "../../src/core/messages.ts";
 import { parseMime } from "../../src/mime/parser.ts";
 import { decryptMessage } from "../../src/crypto/pgp.ts";
 import { dearmor } from "../../src/crypto/armor.ts";
-import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
-
-/** Hands every mail in `from`'s outbox table to each of `to` (by envelope recipient). */
-async function deliver(from: TestAccount, ...to: TestAccount[]) {
-  const rows = from.store.outbox.due(Date.now() + 10_000_000);
-  for (const row of rows) {
-    for (const acc of to) {
-      if (row.recipients.includes(acc.addr)) await acc.receiver.receive(row.raw);
-    }
-    from.store.outbox.remove(row.id);
-  }
-  for (const mail of from.outbox.splice(0)) {
-    for (const acc of to) {
-      if (mail.recipients.includes(acc.addr)) await acc.receiver.receive(mail.raw);
-    }
-  }
-  return rows;
-}
+import { deliver, introduce, type TestAccount, testAccount } from "./_accounts.ts";
 
 function groups(acc: TestAccount) {
   return new Groups(acc.ctx, (d, c, r) => acc.composer.renderChat(d, c, r));
