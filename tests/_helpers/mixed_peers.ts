@@ -20,10 +20,8 @@ export async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string
   return ids.map((id) => msgs[String(id)].text);
 }
 
-/** Delta Chat `dc` joins `inviter`'s 1:1 invite; returns the inviter's contact id on `dc`. */
-export async function dcJoins(dc: DeltaChatPeer, inviter: GatewayPeer | DeltaChatPeer) {
-  const account = inviter instanceof DeltaChatPeer ? inviter.accountId : 1;
-  const link = await inviter.call<string>("get_chat_securejoin_qr_code", account, null);
+/** Delta Chat `dc` joins by `link` (1:1, group or channel invite); returns the chat id. */
+export async function dcSecureJoin(dc: DeltaChatPeer, link: string): Promise<number> {
   const from = dc.events.length;
   const chat = await dc.call<number>("secure_join", dc.accountId, link);
   await dc.waitForEvent(
@@ -31,6 +29,14 @@ export async function dcJoins(dc: DeltaChatPeer, inviter: GatewayPeer | DeltaCha
     60_000,
     from,
   );
+  return chat;
+}
+
+/** Delta Chat `dc` joins `inviter`'s 1:1 invite; returns the inviter's contact id on `dc`. */
+export async function dcJoins(dc: DeltaChatPeer, inviter: GatewayPeer | DeltaChatPeer) {
+  const account = inviter instanceof DeltaChatPeer ? inviter.accountId : 1;
+  const link = await inviter.call<string>("get_chat_securejoin_qr_code", account, null);
+  const chat = await dcSecureJoin(dc, link);
   return (await dc.call<number[]>("get_chat_contacts", dc.accountId, chat))[0];
 }
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
+import { dcSecureJoin, dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
 import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
@@ -48,13 +48,7 @@ twoGatewaysTest({
       assert.match(link, /&b=Edge\+News&x=.*&j=/);
 
       // Delta Chat subscribes.
-      const df = dora.events.length;
-      const doraChat = await dora.call<number>("secure_join", dora.accountId, link);
-      await dora.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        df,
-      );
+      const doraChat = await dcSecureJoin(dora, link);
       const dc = await dora.call<{ chatType: string; name: string; canSend: boolean }>(
         "get_full_chat_by_id",
         dora.accountId,

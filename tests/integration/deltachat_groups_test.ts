@@ -11,7 +11,14 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY } from "../_helpers/relay.ts";
-import { dcJoins, dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
+import {
+  dcJoins,
+  dcSecureJoin,
+  dcTexts,
+  dump,
+  eventually,
+  gwTexts,
+} from "../_helpers/mixed_peers.ts";
 import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
@@ -257,13 +264,7 @@ twoGatewaysTest({
 
       // (c) Eve (Delta Chat) joins by the gateway's group invite: Dora sees the new member.
       const link = await gw1.call<string>("get_chat_securejoin_qr_code", 1, g1);
-      const ef = eve.events.length;
-      const eveGroup = await eve.call<number>("secure_join", eve.accountId, link);
-      await eve.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        ef,
-      );
+      const eveGroup = await dcSecureJoin(eve, link);
       const inviter = await gw1.waitForEvent((e) =>
         e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000 &&
         e.event.chat_type === 120
@@ -281,13 +282,7 @@ twoGatewaysTest({
       // Chat 2.57 still starts with vg-request here: our key names no relays, so no shortcut).
       const g3 = await gw1.call<number>("create_group_chat", 1, "Second", false);
       const link3 = await gw1.call<string>("get_chat_securejoin_qr_code", 1, g3);
-      const df3 = dora.events.length;
-      const dora3 = await dora.call<number>("secure_join", dora.accountId, link3);
-      await dora.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        df3,
-      );
+      const dora3 = await dcSecureJoin(dora, link3);
       await eventually(
         () => dora.call<DcChat>("get_full_chat_by_id", dora.accountId, dora3),
         (c) => c.selfInGroup && c.name === "Second" && c.contactIds.length === 2,
