@@ -36,12 +36,18 @@ async function trio() {
   return { a, b, c, bOnA: ab.bOnA, cOnA: ac.bOnA };
 }
 
-Deno.test("a created group gets its members and sends one mail every member reads, in the group", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
+/** Alice's group "Team" with Bob and Carol added (not announced yet: nothing sent). */
+async function team() {
+  const t = await trio();
+  const g = groups(t.a);
   const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  await g.addMember(chatId, t.bOnA);
+  await g.addMember(chatId, t.cOnA);
+  return { ...t, g, chatId };
+}
+
+Deno.test("a created group gets its members and sends one mail every member reads, in the group", async () => {
+  const { a, b, c, chatId } = await team();
   assert.equal(a.store.outbox.count(), 0, "an unannounced group sends nothing yet");
   await send(a, chatId, "hello team");
   const rows = a.store.outbox.due(Date.now() + 10_000);
@@ -81,11 +87,7 @@ Deno.test("a created group gets its members and sends one mail every member read
 });
 
 Deno.test("removal, rename and leave reach every member; a removed member cannot change the group", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, c, cOnA, g, chatId } = await team();
   await send(a, chatId, "hello");
   await deliver(a, b, c);
   const grpid = a.store.chats.get(chatId)!.grpid;
@@ -174,11 +176,7 @@ Deno.test("group join by invite: the joiner gets the group id at once, then memb
 });
 
 Deno.test("gossip makes contacts (ContactsChanged); a removed member's later mail re-adds nobody", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, c, cOnA, g, chatId } = await team();
   await send(a, chatId, "hello");
   b.sink.take();
   await deliver(a, b, c);
@@ -254,11 +252,7 @@ Deno.test("a non-member's member-added is ignored; members without a key are ski
 });
 
 Deno.test("every member's key is gossiped on the first message, then again only after 2 days", async () => {
-  const { a, b, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, chatId } = await team();
   const gossipOf = async () => {
     const row = a.store.outbox.due(Date.now() + 10_000).at(-1)!;
     a.store.outbox.remove(row.id);
