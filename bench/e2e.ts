@@ -19,8 +19,8 @@
 import { deltaChatInstalled, DeltaChatPeer } from "../tests/_helpers/deltachat_peer.ts";
 import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
 import { type Relay, startRelay } from "../tests/_helpers/relay.ts";
+import { writeBenchmarkSection } from "./benchmarks_md.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const LATENCY_N = Number(Deno.env.get("BENCH_E2E_LATENCY_N") ?? 30);
 const WARMUP = 2;
 const BURST_N = Number(Deno.env.get("BENCH_E2E_BURST_N") ?? 200);
@@ -611,17 +611,7 @@ Notes:
 
 /** Replaces (or appends) the section in BENCHMARKS.md. */
 export async function writeE2eSection(r: E2eResult, command: string): Promise<void> {
-  const path = `${ROOT}BENCHMARKS.md`;
-  const body = `${BEGIN}\n\n${renderE2e(r, command)}\n${END}\n`;
-  let text = await Deno.readTextFile(path).catch(() => "# Benchmarks\n");
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
-  if (a >= 0 && b > a) {
-    text = text.slice(0, a) + body + text.slice(b + END.length).replace(/^\n/, "");
-  } else text = `${text.replace(/\n*$/, "\n")}\n${body}`;
-  await Deno.writeTextFile(path, text);
-  // As committed: formatted (`deno fmt --check` is part of `deno task ok`).
-  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], cwd: ROOT }).output();
-  console.log(body);
+  await writeBenchmarkSection({ begin: BEGIN, end: END }, renderE2e(r, command));
 }
 
 /** Runs the benchmark and writes its section. */

@@ -16,8 +16,8 @@ import { deltaChatInstalled, DeltaChatPeer } from "../tests/_helpers/deltachat_p
 import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
 import { startRelay } from "../tests/_helpers/relay.ts";
 import { median } from "./e2e.ts";
+import { writeBenchmarkSection } from "./benchmarks_md.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const MEMBERS = Number(Deno.env.get("BENCH_GROUP_MEMBERS") ?? 20);
 const SMALL = Math.min(5, MEMBERS);
 const RUNS = Number(Deno.env.get("BENCH_GROUP_RUNS") ?? 5);
@@ -222,16 +222,7 @@ differs). Median of ${r.runs} runs, alternating senders; took ${r.wallS.toFixed(
 
 /** Replaces (or appends) the section in BENCHMARKS.md. */
 async function writeGroupsSection(r: GroupsResult, command: string): Promise<void> {
-  const path = `${ROOT}BENCHMARKS.md`;
-  const body = `${BEGIN}\n\n${renderGroups(r, command)}\n${END}\n`;
-  let text = await Deno.readTextFile(path).catch(() => "# Benchmarks\n");
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
-  if (a >= 0 && b > a) {
-    text = text.slice(0, a) + body + text.slice(b + END.length).replace(/^\n/, "");
-  } else text = `${text.replace(/\n*$/, "\n")}\n${body}`;
-  await Deno.writeTextFile(path, text);
-  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], cwd: ROOT }).output();
-  console.log(body);
+  await writeBenchmarkSection({ begin: BEGIN, end: END }, renderGroups(r, command));
 }
 
 /** Runs the benchmark and writes its section (skipped without the Delta Chat core). */

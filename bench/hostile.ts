@@ -7,8 +7,8 @@
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { startRelay } from "../tests/_helpers/relay.ts";
 import { makeTempDir } from "../tests/_helpers/temp.ts";
+import { writeBenchmarkSection } from "./benchmarks_md.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const BEGIN = "<!-- hostile:begin -->";
 const END = "<!-- hostile:end -->";
 /** How long after an attack "after" is measured (ms). */
@@ -267,14 +267,5 @@ export async function runHostileSection(
   command = "BENCH_ONLY=hostile npx --yes deno@2.9.5 task bench",
 ): Promise<void> {
   const r = await hostileBench();
-  const path = `${ROOT}BENCHMARKS.md`;
-  const body = `${BEGIN}\n\n${render(r, command)}\n${END}\n`;
-  let text = await Deno.readTextFile(path).catch(() => "# Benchmarks\n");
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
-  if (a >= 0 && b > a) {
-    text = text.slice(0, a) + body + text.slice(b + END.length).replace(/^\n/, "");
-  } else text = `${text.replace(/\n*$/, "\n")}\n${body}`;
-  await Deno.writeTextFile(path, text);
-  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], cwd: ROOT }).output();
-  console.log(body);
+  await writeBenchmarkSection({ begin: BEGIN, end: END }, render(r, command));
 }

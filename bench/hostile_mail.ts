@@ -8,33 +8,19 @@
  * `<!-- hostile-mail:end -->` (replaced in place, else added to that section, else appended).
  */
 import { Buffer } from "node:buffer";
-import { createImapClient } from "../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../tests/_helpers/gateway_pair.ts";
-import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
 import { readStoredAccount } from "../tests/_helpers/gateway_store.ts";
-import { type HugeKind, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
+import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
 import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
 import { rssMb } from "../tests/_helpers/rss.ts";
+import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
+import { closeMailbox, openMailbox } from "../tests/_helpers/relay_mailbox.ts";
+import { writeBenchmarkSection } from "./benchmarks_md.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
 const BEGIN = "<!-- hostile-mail:begin -->";
 const END = "<!-- hostile-mail:end -->";
 const SECTION = "## Hostile load";
-const HUGE_BYTES = 25 * 1024 * 1024;
 const REAL = 30;
-const KINDS: HugeKind[] = [
-  "junk",
-  "noise-armor",
-  "valid",
-  "junk",
-  "noise-armor",
-  "junk",
-  "valid",
-  "noise-armor",
-  "junk",
-  "valid",
-];
 
 /** What one flood measured. */
 export interface FloodResult {
@@ -53,24 +39,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs the flood once. */
 export async function floodBench(): Promise<FloodResult> {
-  await using relay = await startRelay({ filter: true });
   const env = { EDGE_LOG_LEVEL: "info" };
-  await using a = await GatewayPeer.start("A", relay, { env });
-  await using b = await GatewayPeer.start("B", relay, { env });
+  await using gws = await TwoGateways.start({ name: "A", env }, { name: "B", env });
+  const { relay, a, b } = gws;
   const pair = await joinBySecureJoin(a, b);
   const bAcc = readStoredAccount(`${b.dir.path}/data`);
   const factory = await HugeMailFactory.create(bAcc, `stranger@${relay.domain}`);
-  const imap = createImapClient(
-    { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-    bAcc.password,
-  );
-  imap.on("error", () => {});
-  await imap.connect();
+  const imap = await openMailbox(relay, bAcc);
   try {
     await imap.mailboxCreate("Staging");
     let bytes = 0;
-    for (const kind of KINDS) {
-      const m = await factory.build(kind, HUGE_BYTES);
+    for (const kind of FLOOD_KINDS) {
+      const m = await factory.build(kind, FLOOD_MAIL_BYTES);
       bytes += m.raw.length;
       await imap.append("Staging", Buffer.from(m.raw));
     }
@@ -102,7 +82,7 @@ export async function floodBench(): Promise<FloodResult> {
     const processed = mailProcessedLines(b.daemon.output().slice(logFrom));
     const pipeline = processed.map((p) => Number(/pipeline_ms=([\d.]+)/.exec(p.line)?.[1] ?? 0));
     return {
-      hugeMails: KINDS.length,
+      hugeMails: FLOOD_KINDS.length,
       hugeMb: Math.round(bytes / 1024 / 1024),
       rssRestMb: rest.now,
       rssPeakMb: after.peak,
@@ -114,7 +94,7 @@ export async function floodBench(): Promise<FloodResult> {
       realArrived: texts.filter((t) => arrived.texts.includes(t)).length,
     };
   } finally {
-    await imap.logout().catch(() => imap.close());
+    await closeMailbox(imap);
   }
 }
 
@@ -151,26 +131,7 @@ the attachment each hold a copy), plus memory the allocator keeps after it.
 
 /** Replaces (or places) the subsection in BENCHMARKS.md. */
 export async function writeFloodSection(r: FloodResult, command: string): Promise<void> {
-  const path = `${ROOT}BENCHMARKS.md`;
-  const body = `${BEGIN}\n\n${render(r, command)}\n${END}\n`;
-  let text = await Deno.readTextFile(path).catch(() => "# Benchmarks\n");
-  const a = text.indexOf(BEGIN), b = text.indexOf(END);
-  if (a >= 0 && b > a) {
-    text = text.slice(0, a) + body + text.slice(b + END.length).replace(/^\n/, "");
-  } else {
-    const s = text.indexOf(`\n${SECTION}`);
-    if (s >= 0) {
-      // At the end of the "Hostile load" section (before the next "## " heading, if any).
-      const next = text.indexOf("\n## ", s + 1);
-      const at = next >= 0 ? next + 1 : text.length;
-      text = `${text.slice(0, at).replace(/\n*$/, "\n")}\n${body}\n${text.slice(at)}`;
-    } else {
-      text = `${text.replace(/\n*$/, "\n")}\n${SECTION}\n\n${body}`;
-    }
-  }
-  await Deno.writeTextFile(path, text);
-  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", path], cwd: ROOT }).output();
-  console.log(body);
+  await writeBenchmarkSection({ begin: BEGIN, end: END, under: SECTION }, render(r, command));
 }
 
 /** Runs the flood and writes its subsection. */

@@ -17,18 +17,10 @@ import { Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { cleanGroupName } from "./groups.ts";
 import { GroupMembers } from "./group_members.ts";
+import type { ChatTarget } from "./group_receive.ts";
 import type { ReadMail } from "./mail_reader.ts";
 import { Messages } from "./messages.ts";
 import type { RenderFn } from "./rendered_mail.ts";
-
-/** Where a received channel mail goes (or why nowhere). */
-export type ChannelTarget =
-  | {
-    readonly kind: "chat";
-    readonly chatId: number;
-    readonly info?: { readonly text: string; readonly systemType: string };
-  }
-  | { readonly kind: "discard"; readonly reason: string };
 
 /** Channel changes and reception. */
 export class Channels {
@@ -140,7 +132,7 @@ export class Channels {
    * own, a subscriber's leave is applied silently; in one we subscribe to, the owner's posts and
    * its member-added (with the secret) are stored. Everything else is discarded.
    */
-  applyReceived(mail: ReadMail, listId: string, senderId: number): ChannelTarget {
+  applyReceived(mail: ReadMail, listId: string, senderId: number): ChatTarget {
     const chat = this.ctx.store.chats.byGrpid(listId);
     if (chat === undefined || chat.type !== ChatType.BROADCAST) {
       return { kind: "discard", reason: "a post of a channel we do not subscribe to" };
@@ -181,7 +173,7 @@ export class Channels {
   }
 
   /** The owner renamed the channel: a newer `Chat-Group-Name-Timestamp` wins (as in groups). */
-  #applyName(chat: ChatRecord, mail: ReadMail): ChannelTarget {
+  #applyName(chat: ChatRecord, mail: ReadMail): ChatTarget {
     const raw = mail.headers.get(Header.CHAT_GROUP_NAME);
     const name = raw === undefined ? "" : decodeEncodedWords(raw).trim();
     const ts = Number(mail.headers.get(Header.CHAT_GROUP_NAME_TIMESTAMP)?.trim() ?? "") || 0;

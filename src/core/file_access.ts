@@ -8,6 +8,7 @@ import { DATA_DIR_STATE_ENTRIES } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { baseName, isBlobName } from "./blobs.ts";
 import { blobDirOf } from "./context.ts";
+import { concatBytes } from "../bytes.ts";
 
 /** The device identity file (the viewer's fingerprint); never sent, whatever links lead to it. */
 export const MACHINE_ID_PATH = "/etc/machine-id";
@@ -110,13 +111,7 @@ export class AttachableFile implements AsyncDisposable {
   async readAll(): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     for await (const chunk of this.chunks()) parts.push(chunk);
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.byteLength;
-    }
-    return out;
+    return concatBytes(parts);
   }
 
   /** Closes the file; safe to call more than once. */

@@ -16,6 +16,7 @@ import {
   NONCE_PREFIX_SIZE,
   SALT_SIZE,
 } from "./prv_format.ts";
+import { concatBytes } from "../bytes.ts";
 
 /**
  * Chunks read, sealed and written as one batch (1 MiB): one read, one hash update and one write
@@ -57,14 +58,7 @@ export function prvPathFor(plaintextPath: string): string {
 
 /** Joins sealed chunks into one buffer (a single write and hash update). */
 function join(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return parts.length === 1 ? parts[0] : concatBytes(parts);
 }
 
 /**

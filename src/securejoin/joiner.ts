@@ -180,6 +180,16 @@ export class Joiner {
     );
   }
 
+  /** Ends `joiner`'s handshake: the inviter (`mail`'s signer) stored, verified; progress 1000. */
+  #complete(mail: ReadMail, joiner: JoinerRecord): void {
+    this.deps.ctx.tx.run((emit) => {
+      this.#contacts.upsertPeerFromKey(senderKey(mail));
+      this.#contacts.markVerified(joiner.contactId);
+      this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
+      emit(joinerProgress(joiner, 1000));
+    });
+  }
+
   /** The pending handshake whose inviter signed `mail`, or undefined. */
   #pending(mail: ReadMail): { joiner: JoinerRecord; invite: StoredInvite } | undefined {
     const contact = this.#contacts.byFingerprint(mail.signer!);
@@ -221,12 +231,7 @@ export class Joiner {
       return false;
     }
     const { joiner } = pending;
-    this.deps.ctx.tx.run((emit) => {
-      this.#contacts.upsertPeerFromKey(senderKey(mail));
-      this.#contacts.markVerified(joiner.contactId);
-      this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
-      emit(joinerProgress(joiner, 1000));
-    });
+    this.#complete(mail, joiner);
     log.info("inviter verified; handshake done", { contactId: joiner.contactId });
     try {
       await this.deps.onJoined?.(joiner.chatId);
@@ -252,12 +257,7 @@ export class Joiner {
     const grpid = mail.headers.get(Header.CHAT_GROUP_ID)?.trim();
     if (grpid !== undefined && grpid !== pending.invite.groupId) return false;
     const { joiner } = pending;
-    this.deps.ctx.tx.run((emit) => {
-      this.#contacts.upsertPeerFromKey(senderKey(mail));
-      this.#contacts.markVerified(joiner.contactId);
-      this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
-      emit(joinerProgress(joiner, 1000));
-    });
+    this.#complete(mail, joiner);
     log.info("added to the group by the inviter; handshake done", { chatId: joiner.chatId });
     return true;
   }

@@ -12,6 +12,23 @@ import { renderChatMessage } from "../../src/mime/factory.ts";
 /** The kinds of huge mail. */
 export type HugeKind = "junk" | "noise-armor" | "valid";
 
+/** The inbox flood of the flood test and benchmark: ten mails of FLOOD_MAIL_BYTES, kinds mixed. */
+export const FLOOD_KINDS: readonly HugeKind[] = [
+  "junk",
+  "noise-armor",
+  "valid",
+  "junk",
+  "noise-armor",
+  "junk",
+  "valid",
+  "noise-armor",
+  "junk",
+  "valid",
+];
+
+/** The size of each flood mail: 25 MiB. */
+export const FLOOD_MAIL_BYTES = 25 * 1024 * 1024;
+
 /** One huge mail. */
 export interface HugeMail {
   readonly kind: HugeKind;

@@ -14,8 +14,8 @@ const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src")
  * prefix wins. `cli/` stands apart (see `CLI_MAY_IMPORT`).
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // 0: leaves: names, numbers, errors, logging, the event union and bus
-  ["constants.ts", "protocol.ts", "errors.ts", "log.ts", "env_shim.ts", "events/"],
+  // 0: leaves: names, numbers, errors, logging, byte helpers, the event union and bus
+  ["constants.ts", "protocol.ts", "errors.ts", "log.ts", "env_shim.ts", "bytes.ts", "events/"],
   // 1: pure and effectful edges
   ["store/", "crypto/", "mime/", "transport/", "config.ts"],
   // 2: the domain core

@@ -104,17 +104,10 @@ Deno.test("license status with --accounts and no daemon verifies the license fil
   Deno.writeTextFileSync(`${tmp.path}/privitty.lic`, JSON.stringify(await res.json()));
   Deno.writeTextFileSync(`${tmp.path}/server.pem`, server.key.publicPem);
   Deno.env.set("EDGE_LICENSE_TRUSTED_KEYS", `${tmp.path}/server.pem`);
+  const statusJson = ["--url", url, "--accounts", tmp.path, "license", "status", "--json"];
   const prev = setLogSink(() => {});
   try {
-    const json = await inProcess([
-      "--url",
-      url,
-      "--accounts",
-      tmp.path,
-      "license",
-      "status",
-      "--json",
-    ]);
+    const json = await inProcess(statusJson);
     assert.equal(json.code, 0, json.stderr);
     const status = JSON.parse(json.stdout);
     assert.equal(status.status, "active");
@@ -123,15 +116,7 @@ Deno.test("license status with --accounts and no daemon verifies the license fil
     assert.equal(status.max_devices, 5);
     assert.equal(status.source, `${tmp.path}/privitty.lic`);
     Deno.env.delete("EDGE_LICENSE_TRUSTED_KEYS");
-    const untrusted = await inProcess([
-      "--url",
-      url,
-      "--accounts",
-      tmp.path,
-      "license",
-      "status",
-      "--json",
-    ]);
+    const untrusted = await inProcess(statusJson);
     assert.equal(JSON.parse(untrusted.stdout).status, "invalid", "only trusted keys count");
   } finally {
     Deno.env.delete("EDGE_LICENSE_TRUSTED_KEYS");

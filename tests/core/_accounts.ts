@@ -58,6 +58,26 @@ export async function deliverAll(from: TestAccount, to: TestAccount): Promise<Re
   return out;
 }
 
+/**
+ * Hands every mail `from` queued (its outbox table and list) to each of `to` that is among the
+ * mail's envelope recipients, emptying both; returns the outbox table's rows.
+ */
+export async function deliver(from: TestAccount, ...to: TestAccount[]) {
+  const rows = from.store.outbox.due(Date.now() + 10_000_000);
+  for (const row of rows) {
+    for (const acc of to) {
+      if (row.recipients.includes(acc.addr)) await acc.receiver.receive(row.raw);
+    }
+    from.store.outbox.remove(row.id);
+  }
+  for (const mail of from.outbox.splice(0)) {
+    for (const acc of to) {
+      if (mail.recipients.includes(acc.addr)) await acc.receiver.receive(mail.raw);
+    }
+  }
+  return rows;
+}
+
 /** Makes each account know the other's key (as after a SecureJoin), returns the contact ids. */
 export function introduce(a: TestAccount, b: TestAccount): { bOnA: number; aOnB: number } {
   const add = (on: TestAccount, peer: TestAccount) =>

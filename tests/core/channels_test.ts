@@ -4,23 +4,7 @@ import { ChatType, ContactId } from "../../src/constants.ts";
 import { Channels } from "../../src/core/channels.ts";
 import { Chats } from "../../src/core/chats.ts";
 import { Messages, type RenderFn } from "../../src/core/messages.ts";
-import { type TestAccount, testAccount } from "./_accounts.ts";
-
-/** Hands every queued mail of `from` (outbox table and list) to each of `to` it is for. */
-async function deliver(from: TestAccount, ...to: TestAccount[]) {
-  const rows = from.store.outbox.due(Date.now() + 10_000_000);
-  for (const row of rows) {
-    for (const acc of to) {
-      if (row.recipients.includes(acc.addr)) await acc.receiver.receive(row.raw);
-    }
-    from.store.outbox.remove(row.id);
-  }
-  for (const mail of from.outbox.splice(0)) {
-    for (const acc of to) {
-      if (mail.recipients.includes(acc.addr)) await acc.receiver.receive(mail.raw);
-    }
-  }
-}
+import { deliver, type TestAccount, testAccount } from "./_accounts.ts";
 
 const render = (acc: TestAccount): RenderFn => (d, c, r) => acc.composer.renderChat(d, c, r);
 

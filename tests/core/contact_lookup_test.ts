@@ -9,37 +9,22 @@ import { Chats } from "../../src/core/chats.ts";
 import { Contacts } from "../../src/core/contacts.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
 import { Messages } from "../../src/core/messages.ts";
-import { generateAccountKey } from "../../src/crypto/keygen.ts";
-import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
-import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
-import { renderChatMessage } from "../../src/mime/factory.ts";
 import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
+import { signedChatMail } from "../_helpers/signed_mail.ts";
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 
 /** A mail From `from` to `to`, signed by a fresh key (its Autocrypt key), dated `date`. */
-async function impostorMail(from: string, to: TestAccount, date: Date): Promise<Uint8Array> {
-  const key = await generateAccountKey(from);
-  const id = `<impostor-${crypto.randomUUID()}@evil.test>`;
-  return renderEncryptedEnvelope({
+function impostorMail(from: string, to: TestAccount, date: Date): Promise<Uint8Array> {
+  return signedChatMail({
     from,
-    messageId: id,
+    fromName: "Alice",
+    to: { addr: to.addr, publicKey: to.self.publicKey },
+    messageId: `<impostor-${crypto.randomUUID()}@evil.test>`,
     date,
-    boundary: crypto.randomUUID(),
-    ciphertext: await encryptAndSign({
-      plaintext: renderChatMessage({
-        from: { addr: from, name: "Alice" },
-        to: [{ addr: to.addr }],
-        messageId: id,
-        date,
-        subject: "hi",
-        autocryptKey: key.publicKey,
-        text: "reply to me, not to the old key",
-      }),
-      recipients: [await readPublicKey(to.self.publicKey)],
-      signingKey: await readPrivateKey(key.privateKey),
-    }),
+    subject: "hi",
+    text: "reply to me, not to the old key",
   });
 }
 

@@ -8,24 +8,7 @@ import { Messages } from "../../src/core/messages.ts";
 import { parseMime } from "../../src/mime/parser.ts";
 import { decryptMessage } from "../../src/crypto/pgp.ts";
 import { dearmor } from "../../src/crypto/armor.ts";
-import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
-
-/** Hands every mail in `from`'s outbox table to each of `to` (by envelope recipient). */
-async function deliver(from: TestAccount, ...to: TestAccount[]) {
-  const rows = from.store.outbox.due(Date.now() + 10_000_000);
-  for (const row of rows) {
-    for (const acc of to) {
-      if (row.recipients.includes(acc.addr)) await acc.receiver.receive(row.raw);
-    }
-    from.store.outbox.remove(row.id);
-  }
-  for (const mail of from.outbox.splice(0)) {
-    for (const acc of to) {
-      if (mail.recipients.includes(acc.addr)) await acc.receiver.receive(mail.raw);
-    }
-  }
-  return rows;
-}
+import { deliver, introduce, type TestAccount, testAccount } from "./_accounts.ts";
 
 function groups(acc: TestAccount) {
   return new Groups(acc.ctx, (d, c, r) => acc.composer.renderChat(d, c, r));
@@ -53,12 +36,18 @@ async function trio() {
   return { a, b, c, bOnA: ab.bOnA, cOnA: ac.bOnA };
 }
 
-Deno.test("a created group gets its members and sends one mail every member reads, in the group", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
+/** Alice's group "Team" with Bob and Carol added (not announced yet: nothing sent). */
+async function team() {
+  const t = await trio();
+  const g = groups(t.a);
   const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  await g.addMember(chatId, t.bOnA);
+  await g.addMember(chatId, t.cOnA);
+  return { ...t, g, chatId };
+}
+
+Deno.test("a created group gets its members and sends one mail every member reads, in the group", async () => {
+  const { a, b, c, chatId } = await team();
   assert.equal(a.store.outbox.count(), 0, "an unannounced group sends nothing yet");
   await send(a, chatId, "hello team");
   const rows = a.store.outbox.due(Date.now() + 10_000);
@@ -98,11 +87,7 @@ Deno.test("a created group gets its members and sends one mail every member read
 });
 
 Deno.test("removal, rename and leave reach every member; a removed member cannot change the group", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, c, cOnA, g, chatId } = await team();
   await send(a, chatId, "hello");
   await deliver(a, b, c);
   const grpid = a.store.chats.get(chatId)!.grpid;
@@ -191,11 +176,7 @@ Deno.test("group join by invite: the joiner gets the group id at once, then memb
 });
 
 Deno.test("gossip makes contacts (ContactsChanged); a removed member's later mail re-adds nobody", async () => {
-  const { a, b, c, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, c, cOnA, g, chatId } = await team();
   await send(a, chatId, "hello");
   b.sink.take();
   await deliver(a, b, c);
@@ -271,11 +252,7 @@ Deno.test("a non-member's member-added is ignored; members without a key are ski
 });
 
 Deno.test("every member's key is gossiped on the first message, then again only after 2 days", async () => {
-  const { a, b, bOnA, cOnA } = await trio();
-  const g = groups(a);
-  const chatId = g.create("Team");
-  await g.addMember(chatId, bOnA);
-  await g.addMember(chatId, cOnA);
+  const { a, b, chatId } = await team();
   const gossipOf = async () => {
     const row = a.store.outbox.due(Date.now() + 10_000).at(-1)!;
     a.store.outbox.remove(row.id);

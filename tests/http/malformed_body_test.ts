@@ -39,10 +39,8 @@ async function exchange(
 const head = (path: string, extra: string) =>
   `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extra}\r\n`;
 
-Deno.test("a truncated or badly chunked body is answered 400, logged at debug only", async () => {
-  const lines: string[] = [];
-  const prev = setLogSink((l) => lines.push(l));
-  setLogLevel("debug");
+/** The test app behind the guarded server on a free loopback port; `close()` stops both. */
+function serveTestApp() {
   const t = testApp();
   const server = serveGuarded({
     hostname: "127.0.0.1",
@@ -50,7 +48,19 @@ Deno.test("a truncated or badly chunked body is answered 400, logged at debug on
     limits: DEFAULT_SERVER_LIMITS,
     handler: t.app.serverFetch,
   });
-  const port = server.addr.port;
+  const close = async () => {
+    await server.shutdown();
+    t.close();
+  };
+  return { port: server.addr.port, close };
+}
+
+Deno.test("a truncated or badly chunked body is answered 400, logged at debug only", async () => {
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  setLogLevel("debug");
+  const served = serveTestApp();
+  const port = served.port;
   try {
     const cases: [string, string | string[]][] = [
       ["rpc, declared length, half-closed", head("/rpc", "Content-Length: 100\r\n") + '{"jsonrpc"'],
@@ -85,23 +95,16 @@ Deno.test("a truncated or badly chunked body is answered 400, logged at debug on
   } finally {
     setLogLevel("info");
     setLogSink(prev);
-    await server.shutdown();
-    t.close();
+    await served.close();
   }
 });
 
 Deno.test("a 1 MiB body holding a batch of 300k members is refused before parsing, in a small answer", async () => {
-  const t = testApp();
-  const server = serveGuarded({
-    hostname: "127.0.0.1",
-    port: 0,
-    limits: DEFAULT_SERVER_LIMITS,
-    handler: t.app.serverFetch,
-  });
+  const served = serveTestApp();
   try {
     const body = `[${"{},".repeat(300_000)}{}]`;
     const answer = await exchange(
-      server.addr.port,
+      served.port,
       head("/rpc", `Content-Length: ${body.length}\r\nConnection: close\r\n`) + body,
       false,
     );
@@ -111,7 +114,6 @@ Deno.test("a 1 MiB body holding a batch of 300k members is refused before parsin
     assert.match(json.error.message, /a batch may hold at most 100 requests/);
     assert.ok(answer.length < 1_000, `answer of ${answer.length} bytes`);
   } finally {
-    await server.shutdown();
-    t.close();
+    await served.close();
   }
 });

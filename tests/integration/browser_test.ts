@@ -6,11 +6,11 @@
  * refuses both.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
 import { poll } from "../_helpers/poll.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
 import { makeTempDir, type TempDir } from "../_helpers/temp.ts";
+import { TwoGateways } from "../_helpers/two_gateways.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 
@@ -129,9 +129,8 @@ Deno.test({
   async fn() {
     const stat = await Deno.stat(CHROMIUM).catch(() => undefined);
     assert.ok(stat?.isFile, `${CHROMIUM} missing: run scripts/browser/install-chromium.sh as root`);
-    await using relay = await startRelay({ filter: true });
-    await using open = await GatewayPeer.start("HMI GW", relay, { args: ["--cors"] });
-    await using closed = await GatewayPeer.start("Field GW", relay);
+    await using gws = await TwoGateways.start({ name: "HMI GW", args: ["--cors"] }, "Field GW");
+    const { a: open, b: closed } = gws;
     const page = servePage();
     try {
       const pair = await joinBySecureJoin(open, closed);

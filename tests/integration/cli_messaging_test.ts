@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { runCli } from "../cli/fixtures/run_cli.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 async function cli(gw: GatewayPeer, ...args: string[]): Promise<string> {
   const run = await runCli([...args, "--url", gw.daemon.url]);
@@ -14,16 +14,11 @@ async function cli(gw: GatewayPeer, ...args: string[]): Promise<string> {
   return run.stdout;
 }
 
-Deno.test({
+twoGatewaysTest({
   name:
     "CLI invite, join, send, messages (state symbols), read, contacts and chats on real gateways",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using alice = await GatewayPeer.start("Alice", relay);
-    await using bob = await GatewayPeer.start("Bob", relay);
+  gateways: ["Alice", "Bob"],
+  async fn({ a: alice, b: bob }) {
     const link = (await cli(alice, "invite")).trim();
     assert.match(link, /^OPENPGP4FPR:/);
     const bobChat = Number(/^chat (\d+)$/m.exec(await cli(bob, "join", link))?.[1]);

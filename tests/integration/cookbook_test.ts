@@ -6,8 +6,7 @@
  * `.msg_id`. No helper of this repository parses the stream here.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 /** `curl -s -X POST $URL/rpc -H 'Content-Type: application/json' -d '{...}'`, result only. */
 async function curlRpc(url: string, method: string, params: unknown[]): Promise<unknown> {
@@ -93,15 +92,10 @@ class LineWatcher {
   }
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "the product's curl cookbook runs unchanged against two gateways, events read by line",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using gw1 = await GatewayPeer.start("factory-gw-01", relay);
-    await using gw2 = await GatewayPeer.start("factory-gw-02", relay);
+  gateways: ["factory-gw-01", "factory-gw-02"],
+  async fn({ a: gw1, b: gw2 }) {
     const url1 = gw1.daemon.url;
     const url2 = gw2.daemon.url;
     const watch1 = new LineWatcher();

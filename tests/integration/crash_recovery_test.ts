@@ -7,7 +7,6 @@
  * kill is lost, and A's outbox drained (every message at state ≥ 20, none failed).
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import {
   chatMessages,
   type ChatMsg,
@@ -15,25 +14,19 @@ import {
   mapLimit,
   messagesById,
 } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const TOTAL = 300;
 const KILLS = 3;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-Deno.test({
+twoGatewaysTest({
   name: "SIGKILL of the receiving gateway during a burst of 300: after restart each text once",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using bData = await makeTempDir("gw-B-data");
-    const dataDir = `${bData.path}/data`;
-    await using a = await GatewayPeer.start("A", relay);
-    let b = await GatewayPeer.start("B", relay, { dataDir });
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
+    const { a } = gws;
+    let b = gws.b;
     const outputs: string[] = [];
     try {
       const pair = await joinBySecureJoin(a, b);
@@ -63,7 +56,7 @@ Deno.test({
         outputs.push(b.daemon.output());
         await b.stop(); // the daemon is gone; this only ends the SSE reader and the temp dir
         const t = Math.round(performance.now() - t0);
-        b = await GatewayPeer.start("B", relay, { dataDir });
+        b = await gws.restart("b");
         const after = await chatMessages(b, bChat);
         kills.push(
           `kill ${k + 1} at +${t} ms (pause ${delay} ms, exit ${code}): ` +
@@ -115,8 +108,6 @@ Deno.test({
       for (const o of outputs) console.error(`--- killed B ---\n${o.slice(-3000)}`);
       console.error(`--- B ---\n${b.daemon.output().slice(-5000)}`);
       throw err;
-    } finally {
-      await b.stop();
     }
   },
 });

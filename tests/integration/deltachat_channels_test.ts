@@ -8,7 +8,9 @@
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { dcSecureJoin, dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -27,49 +29,11 @@ interface GwChat {
   channelRole: string | null;
 }
 
-async function gwTexts(gw: GatewayPeer, chatId: number): Promise<string[]> {
-  const ids = await gw.call<number[]>("get_message_ids", 1, chatId, false, false);
-  const msgs = await gw.call<Record<string, GwMsg>>("get_messages", 1, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string[]> {
-  const ids = await dc.call<number[]>("get_message_ids", dc.accountId, chatId, false, false);
-  const msgs = await dc.call<Record<string, { text: string }>>("get_messages", dc.accountId, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    last = await fn();
-  }
-  return last;
-}
-
-async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err: unknown) {
-  for (const gw of gws) console.error(`--- ${gw.name} ---\n${gw.daemon.output().slice(-5000)}`);
-  for (const dc of dcs) console.error(`--- ${dc.name} warnings ---\n${dc.warnings().join("\n")}`);
-  console.error(
-    await Deno.readTextFile(`${relay.dir}/log/filter.log`).then((t) => t.slice(-2000), () => ""),
-  );
-  throw err;
-}
-
-Deno.test({
+twoGatewaysTest({
   name: "a gateway's channel with a Delta Chat and a gateway subscriber",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using owner = await GatewayPeer.start("Edge News", relay);
-    await using sub = await GatewayPeer.start("Edge Reader", relay);
+  gateways: ["Edge News", "Edge Reader"],
+  async fn({ relay, a: owner, b: sub }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     try {
       const channel = await owner.call<number>("create_broadcast", 1, "Edge News");
@@ -84,13 +48,7 @@ Deno.test({
       assert.match(link, /&b=Edge\+News&x=.*&j=/);
 
       // Delta Chat subscribes.
-      const df = dora.events.length;
-      const doraChat = await dora.call<number>("secure_join", dora.accountId, link);
-      await dora.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        df,
-      );
+      const doraChat = await dcSecureJoin(dora, link);
       const dc = await dora.call<{ chatType: string; name: string; canSend: boolean }>(
         "get_full_chat_by_id",
         dora.accountId,

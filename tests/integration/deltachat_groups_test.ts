@@ -10,7 +10,16 @@
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import {
+  dcJoins,
+  dcSecureJoin,
+  dcTexts,
+  dump,
+  eventually,
+  gwTexts,
+} from "../_helpers/mixed_peers.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -46,32 +55,6 @@ interface DcMsg {
   sender: { address: string };
 }
 
-/** Delta Chat joins the gateway's 1:1 invite; returns the gateway's contact id on Delta Chat. */
-async function dcJoinsGateway(dc: DeltaChatPeer, gw: GatewayPeer): Promise<number> {
-  const link = await gw.call<string>("get_chat_securejoin_qr_code", 1, null);
-  const from = dc.events.length;
-  const chat = await dc.call<number>("secure_join", dc.accountId, link);
-  await dc.waitForEvent(
-    (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-    60_000,
-    from,
-  );
-  return (await dc.call<number[]>("get_chat_contacts", dc.accountId, chat))[0];
-}
-
-/** Delta Chat `dc` joins Delta Chat `other`'s 1:1 invite; returns other's contact id on `dc`. */
-async function dcJoinsDc(dc: DeltaChatPeer, other: DeltaChatPeer): Promise<number> {
-  const link = await other.call<string>("get_chat_securejoin_qr_code", other.accountId, null);
-  const from = dc.events.length;
-  const chat = await dc.call<number>("secure_join", dc.accountId, link);
-  await dc.waitForEvent(
-    (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-    60_000,
-    from,
-  );
-  return (await dc.call<number[]>("get_chat_contacts", dc.accountId, chat))[0];
-}
-
 /** Gateway `a` joins `b`'s 1:1 invite; returns b's contact id on `a`. */
 async function gwJoinsGateway(a: GatewayPeer, b: GatewayPeer): Promise<number> {
   const link = await b.call<string>("get_chat_securejoin_qr_code", 1, null);
@@ -96,64 +79,23 @@ async function gwIncoming(gw: GatewayPeer, from: number, text: string): Promise<
   }
 }
 
-/** Texts of a gateway chat's messages, oldest first (info messages included). */
-async function gwTexts(gw: GatewayPeer, chatId: number): Promise<string[]> {
-  const ids = await gw.call<number[]>("get_message_ids", 1, chatId, false, false);
-  const msgs = await gw.call<Record<string, GwMsg>>("get_messages", 1, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-/** Texts of a Delta Chat chat's messages, oldest first. */
-async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string[]> {
-  const ids = await dc.call<number[]>("get_message_ids", dc.accountId, chatId, false, false);
-  const msgs = await dc.call<Record<string, DcMsg>>("get_messages", dc.accountId, ids);
-  return ids.map((id) => msgs[String(id)].text);
-}
-
-/** Waits until `fn` returns a list containing `text` (exactly once) and returns it. */
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string) {
-  const deadline = Date.now() + 60_000;
-  let last: T = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}: ${JSON.stringify(last)}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    last = await fn();
-  }
-  return last;
-}
-
 /** A 1×1 PNG. */
 const PNG_1X1 =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 const once = (list: string[], text: string) => list.filter((t) => t === text).length === 1;
 
-async function dump(relay: Relay, gws: GatewayPeer[], dcs: DeltaChatPeer[], err: unknown) {
-  for (const gw of gws) console.error(`--- ${gw.name} ---\n${gw.daemon.output().slice(-5000)}`);
-  for (const dc of dcs) console.error(`--- ${dc.name} warnings ---\n${dc.warnings().join("\n")}`);
-  console.error(
-    await Deno.readTextFile(`${relay.dir}/log/filter.log`).then((t) => t.slice(-2000), () => ""),
-  );
-  throw err;
-}
-
-Deno.test({
+twoGatewaysTest({
   name: "a Delta Chat group with two gateways: one group everywhere, changes applied on both",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using gw1 = await GatewayPeer.start("Edge One", relay);
-    await using gw2 = await GatewayPeer.start("Edge Two", relay);
+  gateways: ["Edge One", "Edge Two"],
+  async fn({ relay, a: gw1, b: gw2 }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
-      const gw1OnDora = await dcJoinsGateway(dora, gw1);
-      const gw2OnDora = await dcJoinsGateway(dora, gw2);
-      const eveOnDora = await dcJoinsDc(dora, eve);
+      const gw1OnDora = await dcJoins(dora, gw1);
+      const gw2OnDora = await dcJoins(dora, gw2);
+      const eveOnDora = await dcJoins(dora, eve);
       const group = await dora.call<number>("create_group_chat", dora.accountId, "Ops", false);
       for (const c of [gw1OnDora, gw2OnDora, eveOnDora]) {
         await dora.call("add_contact_to_chat", dora.accountId, group, c);
@@ -276,20 +218,16 @@ Deno.test({
   },
 });
 
-Deno.test({
+twoGatewaysTest({
   name: "a gateway's group with Delta Chat and another gateway; group invites both ways",
   ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using gw1 = await GatewayPeer.start("Edge One", relay);
-    await using gw2 = await GatewayPeer.start("Edge Two", relay);
+  gateways: ["Edge One", "Edge Two"],
+  async fn({ relay, a: gw1, b: gw2 }) {
     await using dora = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
     await using eve = await DeltaChatPeer.start("eve", relay, { displayName: "Eve" });
     try {
       // (b) gateway 1 creates a group with Dora and gateway 2.
-      const gw1OnDora = await dcJoinsGateway(dora, gw1);
+      const gw1OnDora = await dcJoins(dora, gw1);
       const doraOnGw1 = (await gw1.call<number[]>("get_contact_ids", 1, 0, null))
         .find((id) => id !== 1)!;
       const gw2OnGw1 = await gwJoinsGateway(gw1, gw2);
@@ -326,13 +264,7 @@ Deno.test({
 
       // (c) Eve (Delta Chat) joins by the gateway's group invite: Dora sees the new member.
       const link = await gw1.call<string>("get_chat_securejoin_qr_code", 1, g1);
-      const ef = eve.events.length;
-      const eveGroup = await eve.call<number>("secure_join", eve.accountId, link);
-      await eve.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        ef,
-      );
+      const eveGroup = await dcSecureJoin(eve, link);
       const inviter = await gw1.waitForEvent((e) =>
         e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000 &&
         e.event.chat_type === 120
@@ -350,13 +282,7 @@ Deno.test({
       // Chat 2.57 still starts with vg-request here: our key names no relays, so no shortcut).
       const g3 = await gw1.call<number>("create_group_chat", 1, "Second", false);
       const link3 = await gw1.call<string>("get_chat_securejoin_qr_code", 1, g3);
-      const df3 = dora.events.length;
-      const dora3 = await dora.call<number>("secure_join", dora.accountId, link3);
-      await dora.waitForEvent(
-        (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
-        60_000,
-        df3,
-      );
+      const dora3 = await dcSecureJoin(dora, link3);
       await eventually(
         () => dora.call<DcChat>("get_full_chat_by_id", dora.accountId, dora3),
         (c) => c.selfInGroup && c.name === "Second" && c.contactIds.length === 2,

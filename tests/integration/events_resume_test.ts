@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import { SseParser } from "../../src/cli/sse_client.ts";
 import { GatewayPeer, type ReceivedEvent } from "../_helpers/gateway_peer.ts";
 import { joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 /** One frame as a resuming client reads it. */
 interface Frame {
@@ -92,17 +91,12 @@ async function sendWhileDown(a: GatewayPeer, chat: number, texts: string[]): Pro
   }
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "a client resuming with Last-Event-ID after B restarts gets the texts queued while down",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using bData = await makeTempDir("gw-B-data");
-    const dataDir = `${bData.path}/data`;
-    await using a = await GatewayPeer.start("A", relay);
-    let b = await GatewayPeer.start("B", relay, { dataDir });
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
+    const { a } = gws;
+    let b = gws.b;
     try {
       const pair = await joinBySecureJoin(a, b);
       // The client reads B from its first event until the first text arrives, then stops.
@@ -116,7 +110,7 @@ Deno.test({
       // Clean stop (SIGTERM): A's texts wait on the relay until B is back.
       await b.stop();
       await sendWhileDown(a, pair.inviterChat, ["down 1", "down 2", "down 3"]);
-      b = await GatewayPeer.start("B", relay, { dataDir });
+      b = await gws.restart("b");
       const resumed = await readEvents(b.daemon.url, lastSeen, (f) => incomingIds(f).length === 3);
       const texts = (await messagesById(b, incomingIds(resumed))).map((m) => m.text);
       assert.deepEqual(texts, ["down 1", "down 2", "down 3"], JSON.stringify(resumed));
@@ -130,7 +124,7 @@ Deno.test({
       await b.daemon.stop("SIGKILL");
       await b.stop();
       await sendWhileDown(a, pair.inviterChat, ["crash 1", "crash 2"]);
-      b = await GatewayPeer.start("B", relay, { dataDir });
+      b = await gws.restart("b");
       const afterCrash = await readEvents(
         b.daemon.url,
         lastSeen2,
@@ -143,8 +137,6 @@ Deno.test({
       console.error(`--- A ---\n${a.daemon.output().slice(-4000)}`);
       console.error(`--- B ---\n${b.daemon.output().slice(-4000)}`);
       throw err;
-    } finally {
-      await b.stop();
     }
   },
 });

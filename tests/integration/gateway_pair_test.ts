@@ -4,8 +4,7 @@
  * with identical bytes. Every mail passes the relay's chatmail acceptance filter.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 interface Msg {
   id: number;
@@ -19,15 +18,10 @@ interface Msg {
   sender: { displayName: string; address: string };
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "two gateways join by invite, exchange text and a file, and see states 20, 26 and 28",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using alice = await GatewayPeer.start("Alice GW", relay);
-    await using bob = await GatewayPeer.start("Bob GW", relay);
+  gateways: ["Alice GW", "Bob GW"],
+  async fn({ a: alice, b: bob }) {
     try {
       const link = await alice.call<string>("get_chat_securejoin_qr_code", 1, null);
       assert.match(link, /^OPENPGP4FPR:[0-9A-F]{40}#a=[^&]+&n=Alice\+GW&i=[\w-]{24}&s=[\w-]{24}$/);

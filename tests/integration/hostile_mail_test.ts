@@ -8,26 +8,17 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
-import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
-import { renderChatMessage } from "../../src/mime/factory.ts";
-import { createImapClient } from "../../src/transport/imap_client.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
 import { buildHostileCorpus, type HostileMail } from "../_helpers/hostile_corpus.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
+import { signedChatMail } from "../_helpers/signed_mail.ts";
+import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
-Deno.test({
+twoGatewaysTest({
   name: "hostile mail in INBOX is recorded and deleted; A's messages arrive; nothing else verified",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+  async fn({ relay, a, b }) {
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);
@@ -52,34 +43,20 @@ Deno.test({
       // A replayed mail: validly signed by A, appended twice with the same Message-ID.
       const replayId = `<replay-${crypto.randomUUID()}@test.invalid>`;
       const replayText = "good 0: replayed, shown once";
-      const replay = renderEncryptedEnvelope({
+      const replay = await signedChatMail({
         from: aAcc.addr,
+        fromName: "A",
+        to: bAcc,
+        signer: aAcc,
         messageId: replayId,
         date: new Date(),
-        boundary: crypto.randomUUID(),
-        ciphertext: await encryptAndSign({
-          plaintext: renderChatMessage({
-            from: { addr: aAcc.addr, name: "A" },
-            to: [{ addr: bAcc.addr }],
-            messageId: replayId,
-            date: new Date(),
-            subject: "Message from A",
-            autocryptKey: aAcc.publicKey,
-            text: replayText,
-          }),
-          recipients: [await readPublicKey(bAcc.publicKey)],
-          signingKey: await readPrivateKey(aAcc.privateKey),
-        }),
+        subject: "Message from A",
+        text: replayText,
       });
       const errorsBefore = readReceiveErrors(bData).length;
       const incomingFrom = b.events.length;
 
-      const imap = createImapClient(
-        { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-        bAcc.password,
-      );
-      imap.on("error", () => {});
-      await imap.connect();
+      const imap = await openMailbox(relay, bAcc);
       try {
         const good: string[] = [];
         const sent: number[] = [];
@@ -192,7 +169,7 @@ Deno.test({
         );
         assert.deepEqual(states.map((m) => m.state), sent.map(() => 26));
       } finally {
-        await imap.logout().catch(() => imap.close());
+        await closeMailbox(imap);
       }
     } catch (err) {
       console.error(`--- B ---\n${b.daemon.output().slice(-8000)}`);

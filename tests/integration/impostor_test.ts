@@ -6,64 +6,36 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { generateAccountKey } from "../../src/crypto/keygen.ts";
-import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
-import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
-import { renderChatMessage } from "../../src/mime/factory.ts";
-import { createImapClient } from "../../src/transport/imap_client.ts";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { readStoredAccount } from "../_helpers/gateway_store.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
+import { signedChatMail } from "../_helpers/signed_mail.ts";
+import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /** A mail From `from` to `to`, signed by a fresh key of `from`, dated a year ahead. */
-async function forged(from: string, to: { addr: string; publicKey: Uint8Array }) {
-  const key = await generateAccountKey(from);
-  const id = `<impostor-${crypto.randomUUID()}@test.invalid>`;
-  const date = new Date(Date.now() + YEAR_MS);
-  return renderEncryptedEnvelope({
+function forged(from: string, to: { addr: string; publicKey: Uint8Array }) {
+  return signedChatMail({
     from,
-    messageId: id,
-    date,
-    boundary: crypto.randomUUID(),
-    ciphertext: await encryptAndSign({
-      plaintext: renderChatMessage({
-        from: { addr: from, name: "A" },
-        to: [{ addr: to.addr }],
-        messageId: id,
-        date,
-        subject: "Message from A",
-        autocryptKey: key.publicKey,
-        text: "my new key, reply here",
-      }),
-      recipients: [await readPublicKey(to.publicKey)],
-      signingKey: await readPrivateKey(key.privateKey),
-    }),
+    fromName: "A",
+    to,
+    messageId: `<impostor-${crypto.randomUUID()}@test.invalid>`,
+    date: new Date(Date.now() + YEAR_MS),
+    subject: "Message from A",
+    text: "my new key, reply here",
   });
 }
 
-Deno.test({
+twoGatewaysTest({
   name: "an impostor of a verified contact's address never wins lookup_contact_id_by_addr",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+  async fn({ relay, a, b }) {
     const pair = await joinBySecureJoin(a, b);
     const bAcc = readStoredAccount(`${b.dir.path}/data`);
     const lookup = () => b.call<number | null>("lookup_contact_id_by_addr", 1, a.addr);
     assert.equal(await lookup(), pair.inviterOnJoiner);
 
-    const imap = createImapClient(
-      { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-      bAcc.password,
-    );
-    imap.on("error", () => {});
-    await imap.connect();
+    const imap = await openMailbox(relay, bAcc);
     try {
       for (let i = 0; i < 2; i++) {
         assert.ok(await imap.append("INBOX", Buffer.from(await forged(a.addr, bAcc))));
@@ -89,7 +61,7 @@ Deno.test({
       const inA = (await chatMessages(b, pair.joinerChat)).map((m) => m.text);
       assert.ok(!inA.includes("my new key, reply here"), "impostor mail is not in A's chat");
     } finally {
-      await imap.logout().catch(() => imap.close());
+      await closeMailbox(imap);
     }
   },
 });

@@ -11,54 +11,28 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { createImapClient } from "../../src/transport/imap_client.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { readReceiveErrors, readStoredAccount } from "../_helpers/gateway_store.ts";
-import { type HugeKind, HugeMailFactory } from "../_helpers/huge_mail.ts";
+import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../_helpers/huge_mail.ts";
 import { mailProcessedLines, strayLines } from "../_helpers/log_lines.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { rssMb } from "../_helpers/rss.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
+import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 
-const HUGE_BYTES = 25 * 1024 * 1024;
-const KINDS: HugeKind[] = [
-  "junk",
-  "noise-armor",
-  "valid",
-  "junk",
-  "noise-armor",
-  "junk",
-  "valid",
-  "noise-armor",
-  "junk",
-  "valid",
-];
-
-Deno.test({
+twoGatewaysTest({
   name: "ten 25 MB mails in INBOX at once: drained on one connection, every real message arrives",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+  async fn({ relay, a, b }) {
     const bData = `${b.dir.path}/data`;
     try {
       const pair = await joinBySecureJoin(a, b);
       const bAcc = readStoredAccount(bData);
       const factory = await HugeMailFactory.create(bAcc, `stranger@${relay.domain}`);
       const huge = [];
-      for (const kind of KINDS) huge.push(await factory.build(kind, HUGE_BYTES));
+      for (const kind of FLOOD_KINDS) huge.push(await factory.build(kind, FLOOD_MAIL_BYTES));
       for (const m of huge) assert.ok(m.raw.length > 24 * 1024 * 1024, `${m.kind} is too small`);
 
       // The huge mails wait in a folder B does not watch, then move into INBOX in one command.
-      const imap = createImapClient(
-        { host: relay.host, port: relay.imapsPort, security: "ssl", user: bAcc.addr },
-        bAcc.password,
-      );
-      imap.on("error", () => {});
-      await imap.connect();
+      const imap = await openMailbox(relay, bAcc);
       try {
         await imap.mailboxCreate("Staging").catch(() => undefined);
         for (const m of huge) assert.ok(await imap.append("Staging", Buffer.from(m.raw)));
@@ -129,7 +103,7 @@ Deno.test({
           `B RSS: ${rssBefore.now} MB before, peak ${rssAfter.peak} MB, ${rssAfter.now} MB after`,
         );
       } finally {
-        await imap.logout().catch(() => imap.close());
+        await closeMailbox(imap);
       }
     } catch (err) {
       console.error(`--- B ---\n${b.daemon.output().slice(-8000)}`);

@@ -6,22 +6,14 @@
  * daemon stopped with mail still queued sends it after its restart.
  */
 import assert from "node:assert/strict";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { chatMessages, joinBySecureJoin, messagesById } from "../_helpers/gateway_pair.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const TOTAL = 30;
 
-Deno.test({
+twoGatewaysTest({
   name: "relay stopped during a burst of 30 sends: all delivered once after it returns, state 26",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using a = await GatewayPeer.start("A", relay);
-    await using b = await GatewayPeer.start("B", relay);
+  async fn({ relay, a, b }) {
     try {
       const pair = await joinBySecureJoin(a, b);
       await relay.stopMail();
@@ -77,18 +69,13 @@ Deno.test({
   },
 });
 
-Deno.test({
+twoGatewaysTest({
   name:
     "a daemon restarted with a full outbox sends it: queued while the relay was down, then stopped",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using dir = await makeTempDir("gw-restart");
-    const dataDir = `${dir.path}/a`;
-    let a = await GatewayPeer.start("A", relay, { dataDir });
-    await using b = await GatewayPeer.start("B", relay);
+  gateways: [{ name: "A", keepData: true }],
+  async fn(gws) {
+    const { relay, b } = gws;
+    let a = gws.a;
     try {
       const pair = await joinBySecureJoin(a, b);
       await relay.stopMail();
@@ -100,7 +87,7 @@ Deno.test({
       assert.equal((await a.call<Record<string, string>>("get_info", 1)).outbox_len, "5");
       await a.stop(); // SIGTERM with five mails queued; the data dir is kept
       await relay.startMail();
-      a = await GatewayPeer.start("A", relay, { dataDir });
+      a = await gws.restart("a");
       const onB = await b.poll(
         () => chatMessages(b, pair.joinerChat),
         (msgs) => msgs.filter((m) => m.text.startsWith("queued-")).length >= texts.length,
@@ -119,8 +106,6 @@ Deno.test({
     } catch (err) {
       console.error(`--- A ---\n${a.daemon.output().slice(-6000)}`);
       throw err;
-    } finally {
-      await a.stop();
     }
   },
 });

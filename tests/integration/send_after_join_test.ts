@@ -5,18 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { chatMessages, messagesById } from "../_helpers/gateway_pair.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
-Deno.test({
+twoGatewaysTest({
   name: "send_msg right after secure_join waits for the join, then reaches the inviter",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using relay = await startRelay({ filter: true });
-    await using alice = await GatewayPeer.start("Alice GW", relay);
-    await using bob = await GatewayPeer.start("Bob GW", relay);
+  gateways: ["Alice GW", "Bob GW"],
+  async fn({ a: alice, b: bob }) {
     try {
       const link = await alice.call<string>("get_chat_securejoin_qr_code", 1, null);
       const bobChat = await bob.call<number>("secure_join", 1, link);
