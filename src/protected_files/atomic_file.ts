@@ -31,21 +31,36 @@ export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<vo
  * directory. If `produce` or any step throws, the temporary file is removed and `path` is left
  * as it was. A process killed midway leaves at most the hidden temporary file.
  */
-export async function writeFileAtomically<T>(
+export function writeFileAtomically<T>(
   path: string,
   produce: (file: Deno.FsFile) => Promise<T>,
+): Promise<T> {
+  return writeFileAtomicallyThen(path, produce, (produced) => Promise.resolve(produced));
+}
+
+/**
+ * writeFileAtomically() with a last step that does not write: once `produce` has written
+ * everything, `finish(produced)` runs while the file is flushed to disk, and the rename waits
+ * for both (a `finish` that throws leaves no file, like a failing `produce`).
+ */
+export async function writeFileAtomicallyThen<P, T>(
+  path: string,
+  produce: (file: Deno.FsFile) => Promise<P>,
+  finish: (produced: P) => Promise<T>,
 ): Promise<T> {
   const tmp = tempNameFor(path);
   const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
   let closed = false;
   try {
-    const result = await produce(file);
-    await file.syncData();
+    const produced = await produce(file);
+    const [synced, finished] = await Promise.allSettled([file.syncData(), finish(produced)]);
+    if (synced.status === "rejected") throw synced.reason;
+    if (finished.status === "rejected") throw finished.reason;
     file.close();
     closed = true;
     await Deno.rename(tmp, path);
     await syncDirectory(dirOf(path));
-    return result;
+    return finished.value;
   } catch (err) {
     if (!closed) file.close();
     await Deno.remove(tmp).catch(() => {});
