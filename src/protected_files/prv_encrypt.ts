@@ -2,7 +2,7 @@
  * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, batches of
  * 64 KiB chunks sealed in parallel, both SHA-256 digests on a worker thread, atomic file output.
  */
-import { writeAll, writeFileAtomicallyThen } from "./atomic_file.ts";
+import { writeFileAtomicallyThen } from "./atomic_file.ts";
 import { collectYoungGarbage } from "./gc_hint.ts";
 import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
 import { deriveKeys, newCek, type PrvKeys, sealChunk, signHeader } from "./prv_crypto.ts";
@@ -16,7 +16,7 @@ import {
   NONCE_PREFIX_SIZE,
   SALT_SIZE,
 } from "./prv_format.ts";
-import { type DigestIndex, type Sha256Pair, sha256Pair, sha256PairHere } from "./sha256_worker.ts";
+import { type DigestIndex, type Sha256Pair, sha256PairFor } from "./sha256_worker.ts";
 
 /**
  * Chunks read, sealed and written as one batch (1 MiB): one read, one write and one message to
@@ -25,8 +25,6 @@ import { type DigestIndex, type Sha256Pair, sha256Pair, sha256PairHere } from ".
  * batches (a few MiB) are held, whatever the file size.
  */
 export const DEFAULT_BATCH_CHUNKS = 16;
-/** Plaintexts up to this size are hashed on the calling thread (a message costs more). */
-export const HASH_HERE_MAX_BYTES = 64 * 1024;
 /** Bytes handed to the hash worker and not yet hashed before the reading waits (4 MiB). */
 export const HASH_BACKLOG_BYTES = 4 << 20;
 /** Chunks sealed between two young-garbage collections (see gc_hint.ts). */
@@ -120,7 +118,7 @@ async function encryptBody(
   const layout = layoutForPlaintext(size);
   const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
   const reader = fillReaderOf(source);
-  const hashes: Sha256Pair = size <= HASH_HERE_MAX_BYTES ? sha256PairHere() : sha256Pair();
+  const hashes: Sha256Pair = await sha256PairFor(size);
   const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
     hashes.update(which, bytes, give);
   /** Writes one buffer and hashes it as output: after the write when it is ours to give. */
@@ -238,10 +236,8 @@ export async function encryptToPrv(
   try {
     const result = await writeFileAtomicallyThen(
       destPath,
-      (file) => {
-        const out = { write: (bytes: Uint8Array) => writeAll(file, bytes), freeAfterWrite: true };
-        return encryptBody(prepared, source, size, out, options);
-      },
+      (_file, write) =>
+        encryptBody(prepared, source, size, { write, freeAfterWrite: true }, options),
       (digests) => digests(),
     );
     return { ...result, path: destPath };

@@ -8,15 +8,16 @@ import { Worker } from "node:worker_threads";
 /**
  * The worker's code. Given as source (`eval`) rather than as a module file: the daemon runs
  * with a read allow-list that does not include its own source tree, and a compiled binary
- * would need the file included by hand. Messages: `{job, which, buf}` adds `buf` to digest
- * `which` of `job` and is answered `{job, hashed}`; `{job, end: true}` is answered
- * `{job, digests}`; `{job, abort: true}` drops the job.
+ * would need the file included by hand. Messages: `{ping}` is answered `{pong}` (it started);
+ * `{job, which, buf}` adds `buf` to digest `which` of `job` and is answered `{job, hashed}`;
+ * `{job, end: true}` is answered `{job, digests}`; `{job, abort: true}` drops the job.
  */
 const WORKER_SOURCE = `
 const { parentPort } = require("node:worker_threads");
 const { createHash } = require("node:crypto");
 const jobs = new Map();
 parentPort.on("message", (m) => {
+  if (m.ping) return void parentPort.postMessage({ pong: true });
   if (m.abort) return void jobs.delete(m.job);
   let hashes = jobs.get(m.job);
   if (!hashes) jobs.set(m.job, hashes = [createHash("sha256"), createHash("sha256")]);
@@ -59,6 +60,9 @@ interface Job {
 interface Pool {
   readonly worker: Worker;
   readonly jobs: Map<number, Job>;
+  /** Resolves true once the worker answered its first message, false if it failed first. */
+  readonly started: Promise<boolean>;
+  ready: boolean;
 }
 
 let pool: Pool | undefined;
@@ -81,25 +85,58 @@ function failAll(p: Pool, err: Error): void {
 
 function startPool(): Pool {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
-  worker.unref(); // referenced only while it has jobs: an idle worker never keeps a process alive
-  const p: Pool = { worker, jobs: new Map() };
-  worker.on("message", (m: { job: number; hashed?: number; digests?: [string, string] }) => {
-    const job = p.jobs.get(m.job);
-    if (!job) return;
-    if (m.digests) {
-      endJob(p, m.job);
-      job.done?.resolve(m.digests);
-    } else {
-      job.pending -= m.hashed ?? 0;
-      for (const wake of job.waiters.splice(0)) wake();
-    }
-  });
+  let started!: (ok: boolean) => void;
+  const p: Pool = {
+    worker,
+    jobs: new Map(),
+    started: new Promise((resolve) => started = resolve),
+    ready: false,
+  };
   worker.on(
-    "error",
-    (err: Error) => failAll(p, new Error(`the hash worker failed: ${err.message}`)),
+    "message",
+    (m: { pong?: true; job: number; hashed?: number; digests?: [string, string] }) => {
+      if (m.pong) {
+        p.ready = true;
+        worker.unref(); // referenced only while it has jobs: an idle worker keeps no process alive
+        return started(true);
+      }
+      const job = p.jobs.get(m.job);
+      if (!job) return;
+      if (m.digests) {
+        endJob(p, m.job);
+        job.done?.resolve(m.digests);
+      } else {
+        job.pending -= m.hashed ?? 0;
+        for (const wake of job.waiters.splice(0)) wake();
+      }
+    },
   );
-  worker.on("exit", () => failAll(p, new Error("the hash worker stopped")));
+  const fail = (err: Error) => {
+    started(false);
+    failAll(p, err);
+  };
+  worker.on("error", (err: Error) => fail(new Error(`the hash worker failed: ${err.message}`)));
+  worker.on("exit", () => fail(new Error("the hash worker stopped")));
+  worker.postMessage({ ping: true }); // referenced until it answers, so the start completes
   return p;
+}
+
+/** The shared worker, started if there is none; undefined when none can be started. */
+function sharedPool(): Pool | undefined {
+  try {
+    return pool ??= startPool();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts the shared hash worker if it is not running; resolves to whether it is ready. Callers
+ * need not call it (see sha256PairFor); a server may, to have the worker ready for its first file.
+ */
+export async function startSha256Worker(): Promise<boolean> {
+  const p = sharedPool();
+  return p ? await p.started : false;
 }
 
 /** The pair on the shared worker (started on first use). */
@@ -149,15 +186,20 @@ export function sha256PairHere(): Sha256Pair {
   };
 }
 
+/** Inputs up to this size are hashed on the calling thread: a message costs more (64 KiB). */
+export const HASH_HERE_MAX_BYTES = 64 * 1024;
+/** Inputs from this size wait for the worker to start (~20 ms once) rather than hash here. */
+export const WAIT_FOR_WORKER_BYTES = 16 << 20;
+
 /**
- * Two SHA-256 digests hashed on the shared worker thread (started on first use, ~20 ms once
- * per process); on the calling thread when the worker cannot be started.
+ * Two SHA-256 digests for about `bytes` bytes of input: on the shared worker thread once it has
+ * started (waiting for its start, once per process, for large inputs), else on this thread.
+ * A worker that cannot start is never relied on: its pairs are hashed here.
  */
-export function sha256Pair(): Sha256Pair {
-  try {
-    pool ??= startPool();
-  } catch {
-    return sha256PairHere();
-  }
-  return workerPair(pool);
+export async function sha256PairFor(bytes: number): Promise<Sha256Pair> {
+  if (bytes <= HASH_HERE_MAX_BYTES) return sha256PairHere();
+  const p = sharedPool();
+  if (!p) return sha256PairHere();
+  if (!p.ready && bytes >= WAIT_FOR_WORKER_BYTES) await p.started;
+  return p.ready && pool === p ? workerPair(p) : sha256PairHere();
 }
