@@ -121,11 +121,19 @@ async function encryptBody(
   const hashes: Sha256Pair = await sha256PairFor(size);
   const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
     hashes.update(which, bytes, give);
-  /** Writes one buffer and hashes it as output: after the write when it is ours to give. */
-  const emit = async (bytes: Uint8Array) => {
-    if (!out.freeAfterWrite) hash(1, bytes, false);
+  // Hashed here, each sealed chunk is hashed as soon as it and those before it are sealed, while
+  // the rest are still sealing (a one-batch file would otherwise hash its output after all of
+  // it); on the worker, whole batches go, after their write when the buffer is ours to give.
+  let chunksHashed: Promise<void> = Promise.resolve();
+  const hashInOrder = (sealed: Promise<Uint8Array>) => {
+    chunksHashed = chunksHashed.then(() => sealed).then((chunk) => hash(1, chunk, false));
+    chunksHashed.catch(() => {}); // a failed seal is reported by the batch
+  };
+  /** Writes one buffer (a batch, or the header) and hashes it as output unless done per chunk. */
+  const emit = async (bytes: Uint8Array, hashed = hashes.here) => {
+    if (!hashed && !out.freeAfterWrite) hash(1, bytes, false);
     await out.write(bytes);
-    if (out.freeAfterWrite) hash(1, bytes, true);
+    if (!hashed && out.freeAfterWrite) hash(1, bytes, true);
   };
   let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
   let writing: Promise<void> = Promise.resolve(); // the batch before it, being written
@@ -139,7 +147,7 @@ async function encryptBody(
   let p: Prepared;
   try {
     p = await prepared;
-    await emit(p.header.slice()); // a copy: the header is still needed (AAD) after the write
+    await emit(p.header.slice(), false); // a copy: still needed (AAD) after the write
     let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
@@ -158,7 +166,9 @@ async function encryptBody(
         const span = chunkSpan(layout, i);
         const at = span.plainStart - start;
         const place = { header: p.header, noncePrefix: p.noncePrefix, index: i, last: span.last };
-        seals.push(sealChunk(p.keys, place, plain.subarray(at, at + span.plainLength)));
+        const seal = sealChunk(p.keys, place, plain.subarray(at, at + span.plainLength));
+        if (hashes.here) hashInOrder(seal);
+        seals.push(seal);
       }
       // WebCrypto copied each chunk when called: the batch is free, and goes to the hasher.
       hash(0, plain, true);
@@ -174,6 +184,7 @@ async function encryptBody(
     }
     if (sealing) await writeBehind(sealing);
     await writing;
+    await chunksHashed;
     if (await reader.fill(new Uint8Array(1)) > 0) {
       throw new PrvSourceError(
         `the source has more than the ${size} bytes expected (the file changed after it was checked)`,

@@ -36,6 +36,8 @@ export type DigestIndex = 0 | 1;
 
 /** Two running SHA-256 digests. */
 export interface Sha256Pair {
+  /** Whether update() hashes right away on the calling thread (else on the worker, later). */
+  readonly here: boolean;
   /**
    * Adds `bytes` to digest `which`. With `give`, the caller gives `bytes` away: when they span
    * their whole buffer it is moved to the worker (no copy) and is empty here afterwards.
@@ -62,7 +64,6 @@ interface Pool {
   readonly jobs: Map<number, Job>;
   /** Resolves true once the worker answered its first message, false if it failed first. */
   readonly started: Promise<boolean>;
-  ready: boolean;
 }
 
 let pool: Pool | undefined;
@@ -90,13 +91,11 @@ function startPool(): Pool {
     worker,
     jobs: new Map(),
     started: new Promise((resolve) => started = resolve),
-    ready: false,
   };
   worker.on(
     "message",
     (m: { pong?: true; job: number; hashed?: number; digests?: [string, string] }) => {
       if (m.pong) {
-        p.ready = true;
         worker.unref(); // referenced only while it has jobs: an idle worker keeps no process alive
         return started(true);
       }
@@ -132,7 +131,7 @@ function sharedPool(): Pool | undefined {
 
 /**
  * Starts the shared hash worker if it is not running; resolves to whether it is ready. Callers
- * need not call it (see sha256PairFor); a server may, to have the worker ready for its first file.
+ * need not call it (sha256PairFor does); a server may, to have it ready for its first large file.
  */
 export async function startSha256Worker(): Promise<boolean> {
   const p = sharedPool();
@@ -147,6 +146,7 @@ function workerPair(p: Pool): Sha256Pair {
   p.jobs.set(id, job);
   const gone = () => !p.jobs.has(id);
   return {
+    here: false,
     update(which, bytes, give = false) {
       if (gone()) return; // the worker failed: digest() reports it
       const whole = give && bytes.byteOffset === 0 &&
@@ -179,6 +179,7 @@ function workerPair(p: Pool): Sha256Pair {
 export function sha256PairHere(): Sha256Pair {
   const hashes: [Hash, Hash] = [createHash("sha256"), createHash("sha256")];
   return {
+    here: true,
     update: (which, bytes) => void hashes[which].update(bytes),
     drained: () => Promise.resolve(),
     digest: () => Promise.resolve([hashes[0].digest("hex"), hashes[1].digest("hex")]),
@@ -186,20 +187,20 @@ export function sha256PairHere(): Sha256Pair {
   };
 }
 
-/** Inputs up to this size are hashed on the calling thread: a message costs more (64 KiB). */
-export const HASH_HERE_MAX_BYTES = 64 * 1024;
-/** Inputs from this size wait for the worker to start (~20 ms once) rather than hash here. */
-export const WAIT_FOR_WORKER_BYTES = 16 << 20;
+/**
+ * Inputs from this size are hashed on the worker (16 MiB). Smaller ones are hashed here: they
+ * gain little from it (measured: bench/prv.ts), and a message costs more than a small hash.
+ */
+export const WORKER_MIN_BYTES = 16 << 20;
 
 /**
- * Two SHA-256 digests for about `bytes` bytes of input: on the shared worker thread once it has
- * started (waiting for its start, once per process, for large inputs), else on this thread.
+ * Two SHA-256 digests for about `bytes` bytes of input: on the shared worker thread from
+ * WORKER_MIN_BYTES (waiting for its start, ~20 ms once per process), else on this thread.
  * A worker that cannot start is never relied on: its pairs are hashed here.
  */
 export async function sha256PairFor(bytes: number): Promise<Sha256Pair> {
-  if (bytes <= HASH_HERE_MAX_BYTES) return sha256PairHere();
+  if (bytes < WORKER_MIN_BYTES) return sha256PairHere();
   const p = sharedPool();
-  if (!p) return sha256PairHere();
-  if (!p.ready && bytes >= WAIT_FOR_WORKER_BYTES) await p.started;
-  return p.ready && pool === p ? workerPair(p) : sha256PairHere();
+  if (!p || !await p.started || pool !== p) return sha256PairHere();
+  return workerPair(p);
 }

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
-  HASH_HERE_MAX_BYTES,
   sha256PairFor,
   sha256PairHere,
   startSha256Worker,
+  WORKER_MIN_BYTES,
 } from "../../src/protected_files/sha256_worker.ts";
 import { randomBytes } from "./_prv.ts";
 
@@ -45,8 +45,12 @@ Deno.test("given whole buffers move to the worker; others are copied and stay th
   await pair.digest();
 });
 
-Deno.test("small inputs are hashed on the calling thread: nothing is moved", async () => {
-  const pair = await sha256PairFor(HASH_HERE_MAX_BYTES);
+Deno.test("inputs below WORKER_MIN_BYTES are hashed on the calling thread: nothing moves", async () => {
+  const pair = await sha256PairFor(WORKER_MIN_BYTES - 1);
+  assert.equal(pair.here, true);
+  const onWorker = await sha256PairFor(WORKER_MIN_BYTES);
+  assert.equal(onWorker.here, false);
+  onWorker.abort();
   const bytes = randomBytes(1000);
   pair.update(0, bytes, true);
   assert.equal(bytes.byteLength, 1000);
