@@ -255,7 +255,7 @@ export async function openPrv(
 async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {
   const header = parseHeader(await source.readAt(0, Math.min(source.size, HEADER_SIZE)));
   // The final chunk is read while the keys are derived; the checks still fail in the
-  // documented order (header MAC before size).
+  // documented order (header MAC, then size, then the final chunk).
   let layout: PrvLayout | undefined;
   let sizeError: unknown;
   try {
@@ -267,10 +267,18 @@ async function open(source: PrvSource, cek: Uint8Array, release?: () => void): P
   const finalBytes = finalSpan && source.readAt(finalSpan.offset, finalSpan.length);
   finalBytes?.catch(() => {}); // awaited below unless an earlier check fails
   const keys = await deriveKeys(cek, header.salt);
-  await verifyHeader(keys, header.bytes);
-  if (!layout || !finalSpan || !finalBytes) throw sizeError;
+  const verified = verifyHeader(keys, header.bytes);
+  if (!layout || !finalSpan || !finalBytes) {
+    await verified;
+    throw sizeError;
+  }
+  // The final chunk decrypts while the MAC is checked (nothing is released before both pass);
+  // a failed MAC is reported first, whatever the chunk did.
   const reader = new Reader(header, keys, layout, source, release);
-  await reader.openFinal(finalSpan, await finalBytes);
+  const final = finalBytes.then((bytes) => reader.openFinal(finalSpan, bytes));
+  const [mac, chunk] = await Promise.allSettled([verified, final]);
+  if (mac.status === "rejected") throw mac.reason;
+  if (chunk.status === "rejected") throw chunk.reason;
   return reader;
 }
 
