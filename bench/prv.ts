@@ -62,6 +62,11 @@ export interface SizeResult {
   readonly decRatio: [number, number, number];
   readonly decRatio4: [number, number, number];
   readonly rawDec4Ms: number;
+  /**
+   * Process CPU time (all threads: WebCrypto's pool, the hash worker; from /proc/self/stat, 10 ms
+   * ticks, summed over the rounds) per MiB: what each side costs whatever the machine's load.
+   */
+  readonly cpuMsPerMiB: { rawEnc: number; enc: number; pipe: number; rawDec: number; dec: number };
 }
 
 /** Latency and memory on the largest file. */
@@ -92,6 +97,13 @@ export interface PrvBenchResult {
   readonly wallS: number;
   readonly sizes: SizeResult[];
   readonly large?: LargeResult;
+}
+
+/** CPU time of this process so far (user + system, all threads), in ms; Linux. */
+function cpuMs(): number {
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
 }
 
 const window = new Uint8Array(WINDOW);
@@ -285,6 +297,7 @@ async function benchSize(
     string,
     number[]
   >;
+  const cpu: Record<string, number> = {};
   let enc!: PrvFileEncryption;
   // Not for the 1 GiB file: 3 GiB of one-shot buffers in this process would slow the rest.
   const oneShot = bytes <= ONE_SHOT_MAX ? await oneShotAes(bytes) : undefined;
@@ -317,7 +330,11 @@ async function benchSize(
       ["dec", () => decryptStream(enc.path, enc.cek)],
     ];
     if (i % 2 === 1) steps.reverse();
-    for (const [name, run] of steps) t[name].push(await run());
+    for (const [name, run] of steps) {
+      const c0 = cpuMs();
+      t[name].push(await run());
+      cpu[name] = (cpu[name] ?? 0) + cpuMs() - c0;
+    }
   }
   await Deno.remove(`${src}.copy`);
   await Deno.remove(`${src}.noflush.prv`);
@@ -348,6 +365,9 @@ async function benchSize(
       pipeRatio: ratios(t.rawEnc, t.pipe),
       decRatio: ratios(t.rawDec, t.dec),
       decRatio4: ratios(t.rawDec4, t.dec),
+      cpuMsPerMiB: Object.fromEntries(
+        ["rawEnc", "enc", "pipe", "rawDec", "dec"].map((k) => [k, cpu[k] / rounds / mib]),
+      ) as SizeResult["cpuMsPerMiB"],
     },
   };
 }

@@ -42,6 +42,14 @@ function rows(s: SizeResult): string {
   ].join("\n");
 }
 
+function cpuRow(s: SizeResult): string {
+  const c = s.cpuMsPerMiB;
+  const f = (n: number) => `${n.toFixed(2)} ms`;
+  return `| ${size(s.bytes)} | ${f(c.rawEnc)} | ${f(c.enc)} | ${f(c.pipe)} | ${f(c.rawDec)} | ${
+    f(c.dec)
+  } |`;
+}
+
 function rssRow(name: string, r: RssResult, withTarget: boolean): string {
   const t = withTarget ? `< 32 MB ${check(r.growthKb / 1024 < 32)}` : "";
   return `| ${name} | ${mb(r.baseKb)} | ${mb(r.peakKb)} | **${mb(r.growthKb)}** | ${
@@ -167,6 +175,14 @@ written before the rounds; every temporary file is removed after.
 | size | operation | raw AES-GCM | raw ×4 | raw, one call | ours | ratio vs raw (IQR), target ≥ 0.8 | vs raw ×4 | vs one call | I/O floor | flush |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${r.sizes.map(rows).join("\n")}
+
+CPU time per MiB (the process, all threads, summed over the rounds; 10 ms ticks, so rough for
+${size(small.bytes)}), whatever the load: a ratio of 0.8 needs our CPU time spread over
+cores ≤ raw's wall time ÷ 0.8.
+
+| size | raw AES-GCM encrypt | encrypt to file | encrypt pipeline | raw AES-GCM decrypt | decrypt-stream |
+| --- | --- | --- | --- | --- | --- |
+${r.sizes.map(cpuRow).join("\n")}
 ${L ? large(L) : ""}
 Notes:
 
