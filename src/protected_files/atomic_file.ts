@@ -103,8 +103,9 @@ export async function writeFileAtomicallyThen<P, T>(
   let closed = false;
   try {
     const produced = await produce(file, (bytes) => writer.write(bytes));
-    await writer.settle();
-    const [synced, finished] = await Promise.allSettled([file.syncData(), finish(produced)]);
+    // `finish` runs whatever the flushes do, so it always completes what `produce` started.
+    const flushed = writer.settle().then(() => file.syncData());
+    const [synced, finished] = await Promise.allSettled([flushed, finish(produced)]);
     if (synced.status === "rejected") throw synced.reason;
     if (finished.status === "rejected") throw finished.reason;
     file.close();
