@@ -4,7 +4,8 @@
  * and start-up times against a raw server start; writes the results to BENCHMARKS.md. Then the
  * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e) and the
  * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
- * and the protected-file container section (bench/prv.ts; alone: BENCH_ONLY=prv).
+ * and the protected-file container section (bench/prv.ts; alone: BENCH_ONLY=prv), and the group
+ * send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups).
  */
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
@@ -272,26 +273,36 @@ if (import.meta.main) {
   // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
   // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
   // BENCH_ONLY=prv: only the protected-file container section (bench/prv.ts), updated in place.
+  // BENCH_ONLY=hostile: only the hostile-load section (bench/hostile.ts), updated in place.
   const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("./e2e.ts");
+  const { runHostileSection } = await import("./hostile.ts");
   const { runHostileMailSection } = await import("./hostile_mail.ts");
+  const { runGroupsSection } = await import("./groups.ts");
   // Imported only when run: it prepares its 16 MiB plaintext window at load.
   const runPrvSection = async (command?: string) =>
     (await import("./prv.ts")).runPrvSection(command);
   if (only === "e2e") {
     await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
+  } else if (only === "hostile") {
+    await runHostileSection();
   } else if (only === "hostile-mail") {
     await runHostileMailSection("BENCH_ONLY=hostile-mail npx --yes deno@2.9.5 task bench");
+  } else if (only === "groups") {
+    await runGroupsSection("BENCH_ONLY=groups npx --yes deno@2.9.5 task bench");
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
-    // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile_mail.ts) and the .prv
-    // container (bench/prv.ts): their own sections, appended after the report above.
+    // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile.ts and
+    // bench/hostile_mail.ts), the .prv container (bench/prv.ts) and the group send
+    // (bench/groups.ts): their own sections, appended after the report above.
     if (only !== "http") {
       await runE2eSection();
+      await runHostileSection("npx --yes deno@2.9.5 task bench");
       await runHostileMailSection();
       await runPrvSection();
+      await runGroupsSection();
     }
   }
 }

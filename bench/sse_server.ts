@@ -31,6 +31,16 @@ function gatewayHandler(): (req: Request) => Response | Promise<Response> {
     connectivity: { level: () => 4000 },
     license: { status: () => "no_license", isActive: () => false },
     startedAt: Date.now(),
+    outgoing: {
+      render: () => Promise.reject(new Error("the SSE bench sends no mail")),
+      renderControl: () => Promise.reject(new Error("the SSE bench sends no mail")),
+      oweReadReceipts: () => {},
+    },
+    secureJoin: {
+      createInvite: () => "",
+      join: () => Promise.reject(new Error("the SSE bench joins nothing")),
+    },
+    wakeSender: () => {},
   };
   const app = createApp({
     services,

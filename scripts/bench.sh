@@ -5,7 +5,9 @@
 #   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/e2e.ts)
 #   BENCH_ONLY=http deno task bench    only the HTTP throughput section, printed, not written
 #   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/hostile_mail.ts)
+#   BENCH_ONLY=groups deno task bench  only the group send against Delta Chat (bench/groups.ts)
 #   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
+#   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -25,7 +27,8 @@ if [ "${EDGE_BENCH_IN_NS:-}" = 1 ]; then
 fi
 
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (packages, network namespace)" >&2; exit 1; }
-if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ]; then
+if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ] &&
+  [ "${BENCH_ONLY:-}" != groups ] && [ "${BENCH_ONLY:-}" != hostile ]; then
   command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
   command -v node >/dev/null || { echo "bench.sh: node is needed for the SSE client" >&2; exit 1; }
 fi

@@ -3,7 +3,8 @@
 # loopback-only network + mount namespace, runs `deno test`, and ends with "N passed, N failed".
 #
 # usage: deno task test [--unit] [deno test arguments...]
-#   deno task test                      every test, isolated (root; installs Postfix/Dovecot)
+#   deno task test                      static checks (deno fmt --check, deno lint, deno check),
+#                                       then every test, isolated (root; installs Postfix/Dovecot)
 #   deno task test tests/rpc            only these paths; other arguments go to `deno test` as-is
 #   deno task test --filter "relay"     (no path given: tests/)
 #   deno task test --unit tests/cli     quick run: no relay tests (they count as skipped), no namespace
@@ -47,8 +48,31 @@ install_npm_tools() {
 }
 # --------------------------------------------------------------------------------------------------
 
+# ---- static checks: a full run (no arguments, as the README and CI run it) starts with them ----
+# Each failing check counts as one failure in the closing summary (EDGE_STATIC_FAILED).
+run_static_checks() {
+  local out failed=0 results=() name
+  out="$(mktemp /tmp/edge-static.XXXXXX.log)"
+  # deno check covers what `deno task check` covers: every TypeScript file (bench/ included).
+  local -a checks=("fmt --check" "lint" "check main.ts src/ tests/ bench/")
+  for name in "${checks[@]}"; do
+    # shellcheck disable=SC2086 # the check's words are meant to split
+    if NO_COLOR=1 "$DENO" $name >"$out" 2>&1; then
+      results+=("deno ${name%% *} ok")
+    else
+      cat "$out"
+      results+=("deno ${name%% *} FAILED")
+      failed=$((failed + 1))
+    fi
+  done
+  rm -f "$out"
+  local IFS=","
+  echo "static checks:${results[*]/#/ }"
+  EDGE_STATIC_FAILED="$failed"
+}
+
 # Runs deno test with the given arguments (tests/ when no path is among them), tees its output
-# into $1, prints the summary line and exits with the verdict.
+# into $1, prints the summary line (static check failures counted) and exits with the verdict.
 run_deno_test() {
   local log="$1" arg has_path=0 rc=0 summary passed failed ignored
   shift
@@ -57,9 +81,13 @@ run_deno_test() {
   NO_COLOR=1 "$DENO" test -A --no-prompt "$DAEMON_V8_FLAGS" "$@" 2>&1 | tee "$log" || rc="${PIPESTATUS[0]}"
   # Deno's closing line: "ok | 3 passed (2 steps) | 0 failed | 1 ignored (10ms)" or "FAILED | ..."
   summary="$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1 || true)"
+  local static_failed="${EDGE_STATIC_FAILED:-0}"
+  if [ "$static_failed" -gt 0 ]; then
+    echo "test.sh: $static_failed static check(s) failed (see \"static checks:\" above)"
+  fi
   if [ -z "$summary" ]; then
     echo "test.sh: deno test exited with $rc and printed no summary (see the errors above)"
-    echo "0 passed, 1 failed"
+    echo "0 passed, $((1 + static_failed)) failed"
     exit 1
   fi
   passed="$(sed -E 's/.*\| ([0-9]+) passed.*/\1/' <<<"$summary")"
@@ -69,6 +97,7 @@ run_deno_test() {
     echo "test.sh: deno test exited with $rc although no test failed; counting that as a failure"
     failed=1
   fi
+  failed=$((failed + static_failed))
   if [ "${ignored:-0}" -gt 0 ]; then
     echo "$passed passed, $failed failed, $ignored skipped"
   else
@@ -88,6 +117,8 @@ if [ "${EDGE_TEST_IN_NS:-}" = 1 ]; then
   exit $?
 fi
 
+FULL_RUN=0
+[ "$*" = "" ] || [ "$*" = --unit ] && FULL_RUN=1
 UNIT=0
 args=()
 for arg in "$@"; do
@@ -110,6 +141,9 @@ if [ "$UNIT" = 0 ]; then
 fi
 "$DENO" install --frozen --quiet || die "deno install --frozen failed: is deno.lock up to date?"
 install_npm_tools
+EDGE_STATIC_FAILED=0
+[ "$FULL_RUN" = 1 ] && run_static_checks
+export EDGE_STATIC_FAILED
 
 if [ "$UNIT" = 1 ]; then
   export EDGE_TEST_NO_RELAY=1

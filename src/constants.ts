@@ -61,6 +61,8 @@ export const RpcCode = {
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   LICENSE_REQUIRED: -32001,
+  /** A server limit was reached (the batch answer size); the member was not run. */
+  LIMIT_REACHED: -32000,
   /** Application errors, Delta Chat convention. */
   APPLICATION: -1,
 } as const;

@@ -5,6 +5,7 @@
 import { type GatewayConfig, parseConfig, shadowedEnvInputs } from "./config.ts";
 import { ConfigError, describeError, StartupError } from "./errors.ts";
 import { logger, setLogLevel } from "./log.ts";
+import { deadlineIn, finishShutdown, SHUTDOWN_DEADLINE_MS, StopSignals } from "./shutdown.ts";
 
 const log = logger("daemon");
 
@@ -56,9 +57,18 @@ export async function runDaemon(args: readonly string[]): Promise<number> {
   try {
     const { startDaemon } = await import("./daemon_start.ts");
     const daemon = await startDaemon(config);
-    await waitForStopSignal();
-    await daemon.stop();
-    return 0;
+    const signals = new StopSignals();
+    await signals.first;
+    const deadline = deadlineIn(SHUTDOWN_DEADLINE_MS);
+    const outcome = await finishShutdown(daemon.stop(), deadline.reached, daemon.unfinished);
+    deadline.cancel();
+    signals.close();
+    if (outcome.finished) return 0;
+    const message = `shutdown did not finish within ${SHUTDOWN_DEADLINE_MS / 1000} s; ` +
+      `still running: ${outcome.running.join(", ")}`;
+    log.error(message);
+    console.error(`edge-gateway: ${message}`);
+    return 1;
   } catch (err) {
     // One line, once: the provisioning step that failed logged only its name.
     const fatal = err instanceof StartupError || err instanceof ConfigError;
@@ -66,20 +76,4 @@ export async function runDaemon(args: readonly string[]): Promise<number> {
     if (!fatal && err instanceof Error && err.stack) log.debug(err.stack);
     return 1;
   }
-}
-
-/** Resolves on the first SIGTERM or SIGINT. */
-function waitForStopSignal(): Promise<Deno.Signal> {
-  return new Promise((resolve) => {
-    const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
-    const handlers = signals.map((sig) => {
-      const h = () => {
-        handlers.forEach(([s, fn]) => Deno.removeSignalListener(s, fn));
-        log.info(`received ${sig}; shutting down`);
-        resolve(sig);
-      };
-      Deno.addSignalListener(sig, h);
-      return [sig, h] as const;
-    });
-  });
 }

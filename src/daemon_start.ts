@@ -10,6 +10,8 @@ import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
+import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
+import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
 import { retryActivation } from "./license/start.ts";
 import { logger } from "./log.ts";
@@ -29,6 +31,8 @@ export interface RunningDaemon {
   readonly addr: Deno.NetAddr;
   /** Stops loops, then the server, then closes the store and releases the lock. */
   stop(): Promise<void>;
+  /** The shutdown steps not finished yet (all of them before `stop()`). */
+  unfinished(): readonly string[];
 }
 
 /**
@@ -64,6 +68,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startedAt: Date.now(),
     outgoing: mail.outgoing,
     secureJoin: mail.secureJoin,
+    wakeSender: mail.wakeSender,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({
@@ -91,7 +96,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
   });
-  let server: Deno.HttpServer<Deno.NetAddr>;
+  let server: GuardedServer;
   try {
     server = serve(config, app.serverFetch);
   } catch (err) {
@@ -110,31 +115,51 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     startup_ms: ms,
   });
 
+  const steps: [string, () => unknown][] = [
+    ["IMAP loop", () => (loops.abort(), imap.stop())],
+    ["outbox and receipts", () => mail.stop()],
+    ["license activation retry", () => licenseRetry],
+    ["event streams", () => bus.close()],
+    ["HTTP server", () => server.shutdown()],
+    ["store", () => account.store.close()],
+    ["data directory lock", () => account.lock.release()],
+  ];
+  let done = 0;
   let stopped: Promise<void> | undefined;
   return {
     addr: server.addr,
+    unfinished: () => steps.slice(done).map(([name]) => name),
     stop: () =>
       stopped ??= (async () => {
-        loops.abort();
-        await imap.stop();
-        await mail.stop();
-        await licenseRetry;
-        bus.close();
-        await server.shutdown();
-        account.store.close();
-        account.lock.release();
+        for (const [name, step] of steps) {
+          try {
+            await step();
+          } catch (err) {
+            log.error(`shutdown: stopping the ${name} failed`, { error: describeError(err) });
+          }
+          done++;
+        }
         log.info("stopped");
       })(),
   };
 }
 
-/** Binds the HTTP server (Deno.serve binds synchronously); a clear error when it cannot. */
+/** Binds the HTTP server (synchronously); a clear error when it cannot. */
 function serve(
   config: GatewayConfig,
-  handler: (req: Request) => Response | Promise<Response>,
-): Deno.HttpServer<Deno.NetAddr> {
+  handler: (
+    req: Request,
+    info?: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ) => Response | Promise<Response>,
+): GuardedServer {
   try {
-    return Deno.serve({ hostname: config.host, port: config.port, onListen: () => {} }, handler);
+    return serveGuarded({
+      hostname: config.host,
+      port: config.port,
+      limits: DEFAULT_SERVER_LIMITS,
+      handler,
+      shutdownGraceMs: 3_000, // within the daemon's shutdown deadline (shutdown.ts)
+    });
   } catch (err) {
     throw listenError(config, err);
   }

@@ -8,6 +8,7 @@ import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
 import { InboxReception } from "./core/inbox_reception.ts";
 import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
+import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
 import { JoinWait } from "./core/join_wait.ts";
 import { Messages, type RenderedMail, type RenderFn } from "./core/messages.ts";
 import { PeerKeyCache } from "./core/peer_keys.ts";
@@ -16,7 +17,6 @@ import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
 import { logger } from "./log.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
-import type { OutgoingRenderer } from "./services.ts";
 import type { Store } from "./store/mod.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
@@ -40,6 +40,8 @@ export interface MailRuntime {
   readonly outgoing: OutgoingRenderer;
   readonly secureJoin: SecureJoin;
   readonly receiver: Receiver;
+  /** Wakes the SMTP loop (after a commit that queued mail, see `DomainTx.mailQueued`). */
+  readonly wakeSender: () => void;
   /** Where the IMAP loop drains INBOX to (the pipeline with an attempt count per mail). */
   readonly reception: InboxReception;
   start(signal: AbortSignal): void;
@@ -69,22 +71,22 @@ export interface Messenger {
   readonly receiver: Receiver;
   /**
    * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
-   * else the chats of join records, for timeouts); calls `wake` when it queued some.
+   * else the chats of join records, for timeouts); the outbox rows wake the sender.
    */
   settleJoinWaits(all?: boolean): Promise<void>;
 }
 
 /**
  * Composes the messenger over `ctx`: mails to send go to `queue` (the daemon's puts them in the
- * outbox and wakes the SMTP loop; tests hand them from one account to another); chat messages
- * that waited for a join are written to the outbox directly, then `wake` is called.
+ * outbox; tests hand them from one account to another); chat messages that waited for a join
+ * are written to the outbox directly. Outbox writes wake the sender after their commit
+ * (`DomainTx.mailQueued`).
  */
 export function createMessenger(
   ctx: CoreContext,
   self: SelfIdentity,
   queue: (mail: RenderedMail) => void,
   receiptWindowMs?: number,
-  wake: () => void = () => {},
 ): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
@@ -96,7 +98,7 @@ export function createMessenger(
     composer,
     queue,
     onJoined: async (chatId) => {
-      if ((await joinWait.settle(chatId, render)).length > 0) wake();
+      await joinWait.settle(chatId, render);
     },
   });
   const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
@@ -106,6 +108,7 @@ export function createMessenger(
       privateKey: self.privateKey,
       keys,
       now: () => ctx.now(),
+      channelSecrets: () => ctx.store.chats.subscribedSecrets(),
       knownKeys: (addr) =>
         ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
           k.length > 0
@@ -116,35 +119,31 @@ export function createMessenger(
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
   const settleJoinWaits = async (all = false) => {
-    if ((await joinWait.settleAll(render, all)).length > 0) wake();
+    await joinWait.settleAll(render, all);
   };
   return { self, composer, secureJoin, receipts, receiver, settleJoinWaits };
 }
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
 export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
+  const loops: { smtp?: SmtpLoop } = {};
+  const wakeSender = () => loops.smtp?.wake();
   const ctx = createCoreContext({
     store: o.store,
     events: o.events,
     blobDir: blobDirOf(o.dataDir),
+    wakeSender,
   });
-  const smtp = new SmtpLoop({
+  const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,
     queue: outboxQueue(ctx),
     events: o.events,
   });
   const messages = new Messages(ctx);
-  const m = createMessenger(
-    ctx,
-    await loadIdentity(o.store),
-    (mail) => {
-      messages.enqueueMail(mail);
-      smtp.wake();
-    },
-    undefined,
-    () => smtp.wake(),
-  );
+  const m = createMessenger(ctx, await loadIdentity(o.store), (mail) => {
+    messages.enqueueMail(mail); // wakes the SMTP loop after its commit
+  });
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();
   /** One settle at a time; `stop()` waits for the last before the store closes. */
@@ -156,16 +155,10 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     );
   };
   return {
-    outgoing: {
-      render: (draft, chat, recipients) => m.composer.renderChat(draft, chat, recipients),
-      queued: () => smtp.wake(),
-      renderControl: (control, to, timer) => m.composer.renderControl(control, to, timer),
-      oweReadReceipts: (messages) => {
-        for (const msg of messages) m.receipts.add(msg.fromId, msg.rfc724Mid, "displayed");
-      },
-    },
+    outgoing: new ComposerOutgoing(m.composer, m.receipts),
     secureJoin: m.secureJoin,
     receiver: m.receiver,
+    wakeSender,
     reception: new InboxReception(ctx, m.receiver),
     start: (signal) => {
       smtp.start(signal);

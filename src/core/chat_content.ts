@@ -3,6 +3,7 @@
  * (protocols.md §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values out.
  */
 import { leaves, type MimePart, partText } from "../mime/parser.ts";
+import { CHAT_CONTENT_SYSTEM, Header, SystemMessage, Viewtype } from "../protocol.ts";
 import { simplifyText } from "./chat_text.ts";
 import type { ReadMail } from "./mail_reader.ts";
 import { stripAngles } from "./mail_reader.ts";
@@ -50,11 +51,11 @@ function fileNameOf(p: MimePart): string {
 
 /** Delta Chat viewtype for a received file's MIME type. */
 export function viewtypeOfMime(mime: string, voice = false): string {
-  if (mime === "image/gif") return "Gif";
-  if (mime.startsWith("image/")) return "Image";
-  if (mime.startsWith("audio/")) return voice ? "Voice" : "Audio";
-  if (mime.startsWith("video/")) return "Video";
-  return "File";
+  if (mime === "image/gif") return Viewtype.GIF;
+  if (mime.startsWith("image/")) return Viewtype.IMAGE;
+  if (mime.startsWith("audio/")) return voice ? Viewtype.VOICE : Viewtype.AUDIO;
+  if (mime.startsWith("video/")) return Viewtype.VIDEO;
+  return Viewtype.FILE;
 }
 
 function metadata(value: string | undefined): ChatContent["announcedFile"] {
@@ -70,30 +71,18 @@ function metadata(value: string | undefined): ChatContent["announcedFile"] {
   }
 }
 
-/** `Chat-Content` values of system messages → Delta Chat's `SystemMessage` names (mimeparser.rs). */
-const SYSTEM_CONTENT: Record<string, string> = {
-  "location-streaming-enabled": "LocationStreamingEnabled",
-  "ephemeral-timer-changed": "EphemeralTimerChanged",
-  "protection-enabled": "ChatProtectionEnabled",
-  "protection-disabled": "ChatProtectionDisabled",
-  "group-avatar-changed": "GroupImageChanged",
-  "call-accepted": "CallAccepted",
-  "call-ended": "CallEnded",
-  "message-pinned": "MessagePinned",
-  "message-unpinned": "MessageUnpinned",
-};
-
 /** Group-change headers that make a mail a system message (mimeparser.rs). */
-const SYSTEM_HEADERS: readonly [string, string][] = [
-  ["chat-group-member-removed", "MemberRemovedFromGroup"],
-  ["chat-group-member-added", "MemberAddedToGroup"],
-  ["chat-group-name-changed", "GroupNameChanged"],
+const SYSTEM_HEADERS: readonly [string, SystemMessage][] = [
+  [Header.CHAT_GROUP_MEMBER_REMOVED, SystemMessage.MEMBER_REMOVED],
+  [Header.CHAT_GROUP_MEMBER_ADDED, SystemMessage.MEMBER_ADDED],
+  [Header.CHAT_GROUP_NAME_CHANGED, SystemMessage.GROUP_NAME_CHANGED],
+  [Header.CHAT_GROUP_DESCRIPTION_CHANGED, SystemMessage.GROUP_DESCRIPTION_CHANGED],
 ];
 
 /** The system message a chat mail is, or undefined for user content. */
-export function systemTypeOf(mail: ReadMail): string | undefined {
-  const content = mail.headers.get("chat-content")?.trim().toLowerCase() ?? "";
-  if (Object.hasOwn(SYSTEM_CONTENT, content)) return SYSTEM_CONTENT[content];
+export function systemTypeOf(mail: ReadMail): SystemMessage | undefined {
+  const content = mail.headers.get(Header.CHAT_CONTENT)?.trim().toLowerCase() ?? "";
+  if (Object.hasOwn(CHAT_CONTENT_SYSTEM, content)) return CHAT_CONTENT_SYSTEM[content];
   return SYSTEM_HEADERS.find(([h]) => mail.headers.get(h) !== undefined)?.[1];
 }
 
@@ -101,12 +90,12 @@ export function systemTypeOf(mail: ReadMail): string | undefined {
 export function chatContent(mail: ReadMail): ChatContent {
   const all = leaves(mail.content);
   const textPart = all.find((p) => p.contentType.value === "text/plain" && !isAttachment(p));
-  const chatMessage = mail.headers.get("chat-version") !== undefined;
+  const chatMessage = mail.headers.get(Header.CHAT_VERSION) !== undefined;
   const raw = textPart ? partText(textPart).replace(/\r\n/g, "\n") : "";
   const { text: simplified, quote } = simplifyText(raw, chatMessage);
   let text = simplified;
   if (!chatMessage) {
-    const subject = mail.headers.get("subject")?.trim() ?? "";
+    const subject = mail.headers.get(Header.SUBJECT)?.trim() ?? "";
     if (subject !== "" && subject !== "[...]") {
       text = text === "" ? subject : `${subject} – ${text}`;
     }
@@ -117,8 +106,8 @@ export function chatContent(mail: ReadMail): ChatContent {
     mime: filePart.contentType.value || "application/octet-stream",
     bytes: filePart.body,
   };
-  const postMessageId = stripAngles(mail.headers.get("chat-post-message-id")) || undefined;
-  const voice = mail.headers.get("chat-voice-message") === "1";
+  const postMessageId = stripAngles(mail.headers.get(Header.CHAT_POST_MESSAGE_ID)) || undefined;
+  const voice = mail.headers.get(Header.CHAT_VOICE_MESSAGE) === "1";
   return {
     text,
     quote,
@@ -127,7 +116,7 @@ export function chatContent(mail: ReadMail): ChatContent {
     viewtype: file ? viewtypeOfMime(file.mime, voice) : undefined,
     postMessageId,
     announcedFile: postMessageId
-      ? metadata(mail.headers.get("chat-post-message-metadata"))
+      ? metadata(mail.headers.get(Header.CHAT_POST_MESSAGE_METADATA))
       : undefined,
   };
 }

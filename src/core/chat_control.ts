@@ -4,6 +4,7 @@
  * a delete request (`Chat-Delete`). Pure: a read mail in, what it asks for out.
  */
 import { leaves, partText } from "../mime/parser.ts";
+import { Header } from "../protocol.ts";
 import { removeFooter, simplifyText } from "./chat_text.ts";
 import type { ContactRecord } from "../store/mod.ts";
 import { type ReadMail, stripAngles } from "./mail_reader.ts";
@@ -36,23 +37,23 @@ export function reactionOf(text: string): string {
 
 /** What `mail` asks for, or undefined when it is an ordinary chat message. */
 export function chatControl(mail: ReadMail): ChatControl | undefined {
-  const editOf = stripAngles(mail.headers.get("chat-edit"));
+  const editOf = stripAngles(mail.headers.get(Header.CHAT_EDIT));
   const textPart = leaves(mail.content).find((p) => p.contentType.value === "text/plain");
   // Decoded only for a mail that is a control mail: every chat message passes through here.
   const text = () => textPart ? partText(textPart).replace(/\r\n/g, "\n") : "";
   if (editOf !== "") {
-    const chatMessage = mail.headers.get("chat-version") !== undefined;
+    const chatMessage = mail.headers.get(Header.CHAT_VERSION) !== undefined;
     const edited = simplifyText(text(), chatMessage).text;
     const plain = edited.startsWith(EDITED_PREFIX) ? edited.slice(EDITED_PREFIX.length) : edited;
     return { kind: "edit", target: editOf, text: plain };
   }
-  const deletes = mail.headers.get("chat-delete");
+  const deletes = mail.headers.get(Header.CHAT_DELETE);
   if (deletes !== undefined) {
     const targets = deletes.split(/\s+/).map(stripAngles).filter((id) => id !== "");
     return { kind: "delete", targets: targets.slice(0, 1000) };
   }
   if (textPart?.disposition?.value === "reaction") {
-    const target = stripAngles(mail.headers.get("in-reply-to")?.trim().split(/\s+/)[0]);
+    const target = stripAngles(mail.headers.get(Header.IN_REPLY_TO)?.trim().split(/\s+/)[0]);
     return { kind: "reaction", target, reaction: reactionOf(removeFooter(text())) };
   }
   return undefined;

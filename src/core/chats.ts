@@ -6,7 +6,9 @@ import { ChatType, ContactId } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord } from "../store/mod.ts";
 import { type ContactDetails, Contacts, displayNameOf } from "./contacts.ts";
+import { blobPath } from "./blobs.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
+import { PAST_MEMBER_SECONDS } from "./group_mail.ts";
 
 /** `get_chatlist_entries` flags (Delta Chat's `DC_GCL_*`). */
 export const ChatListFlag = {
@@ -165,10 +167,31 @@ export class Chats {
     return this.ctx.store.chats.memberIds(this.require(chatId).id);
   }
 
-  /** True when self takes part: always for 1:1 chats, for groups while 1 is a member. */
+  /** Absolute path of a group's avatar, or null without one. */
+  avatarPath(chat: ChatRecord): string | null {
+    return chat.avatar === "" ? null : blobPath(this.ctx.blobDir, chat.avatar);
+  }
+
+  /** Contacts removed from a group within the last 60 days (`get_past_chat_contacts`). */
+  pastMemberIds(chatId: number): number[] {
+    const chat = this.require(chatId);
+    if (chat.type === ChatType.SINGLE) return [];
+    return this.ctx.store.chats.pastMemberIds(chat.id, nowSeconds(this.ctx) - PAST_MEMBER_SECONDS);
+  }
+
+  /**
+   * True when self takes part: always for 1:1 chats, for groups and subscribed channels while 1
+   * is a member; never for our own channels (Delta Chat lists only subscribers there).
+   */
   selfInChat(chat: ChatRecord): boolean {
     return chat.type === ChatType.SINGLE ||
       this.ctx.store.chats.memberIds(chat.id).includes(ContactId.SELF);
+  }
+
+  /** True when we may send to the chat: a 1:1 chat, a group we are in, a channel we own. */
+  canSend(chat: ChatRecord): boolean {
+    if (chat.type === ChatType.BROADCAST) return chat.ownerId === ContactId.SELF;
+    return this.selfInChat(chat);
   }
 
   /**

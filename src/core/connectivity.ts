@@ -4,7 +4,12 @@
  */
 import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";
-import type { ConnectivitySource } from "../services.ts";
+
+/** Reports the live mail connection state (`get_connectivity`, `/health`). */
+export interface ConnectivitySource {
+  /** Current level, see `Connectivity` in constants.ts. */
+  level(): number;
+}
 
 /** Holds the current level; the IMAP loop sets it, `get_connectivity` and `/health` read it. */
 export class ConnectivityMonitor implements ConnectivitySource {

@@ -1,6 +1,7 @@
 /**
  * What the domain modules share: the store, the clock, the blob directory and a transaction
- * runner that publishes the events a mutation queued only after the outermost commit.
+ * runner that publishes the events a mutation queued, and wakes the mail sender for the mails
+ * it queued, only after the outermost commit.
  */
 import { DataDirLayout } from "../constants.ts";
 import type { EventSink, GatewayEvent } from "../events/types.ts";
@@ -9,8 +10,17 @@ import type { Db, Store } from "../store/mod.ts";
 /** Queues an event for publication after the current transaction commits. */
 export type Emit = (event: GatewayEvent) => void;
 
-/** Events queued by the open `run` of each database, with the sink each one goes to. */
-const openRuns = new WeakMap<Db, [EventSink, GatewayEvent][]>();
+/** Wakes whatever sends the outbox (the SMTP loop); called after a commit that queued mail. */
+export type WakeSender = () => void;
+
+/** What the open `run` of a database collected: events with their sinks, senders to wake. */
+interface OpenRun {
+  readonly events: [EventSink, GatewayEvent][];
+  readonly wake: Set<WakeSender>;
+}
+
+/** The open `run` of each database. */
+const openRuns = new WeakMap<Db, OpenRun>();
 
 /**
  * Runs synchronous store work in one transaction and publishes the events queued during it once
@@ -20,23 +30,30 @@ const openRuns = new WeakMap<Db, [EventSink, GatewayEvent][]>();
  * must use `run`, not `store.db.tx`, or events would be published before the commit.
  */
 export class DomainTx {
-  constructor(private readonly db: Db, private readonly sink: EventSink) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sink: EventSink,
+    private readonly wakeSender: WakeSender = () => {},
+  ) {}
 
   /** True while a `run` is open on this database. */
   get active(): boolean {
     return openRuns.has(this.db);
   }
 
-  /** Runs `fn` in a transaction; its events are published after the commit, in order. */
+  /**
+   * Runs `fn` in a transaction; its events are published after the commit, in order, and the
+   * senders of mails it queued (`mailQueued`) are woken after that.
+   */
   run<T>(fn: (emit: Emit) => T): T {
     const outer = openRuns.get(this.db);
-    if (outer !== undefined) return fn((e) => outer.push([this.sink, e]));
-    const queue: [EventSink, GatewayEvent][] = [];
-    openRuns.set(this.db, queue);
+    if (outer !== undefined) return fn((e) => outer.events.push([this.sink, e]));
+    const run: OpenRun = { events: [], wake: new Set() };
+    openRuns.set(this.db, run);
     let out: T;
     try {
       out = this.db.tx(() => {
-        const value = fn((e) => queue.push([this.sink, e]));
+        const value = fn((e) => run.events.push([this.sink, e]));
         if (value instanceof Promise) {
           throw new TypeError("DomainTx.run() takes a synchronous function");
         }
@@ -45,15 +62,27 @@ export class DomainTx {
     } finally {
       openRuns.delete(this.db);
     }
-    for (const [sink, event] of queue) sink.publish(event);
+    for (const [sink, event] of run.events) sink.publish(event);
+    for (const wake of run.wake) wake();
     return out;
   }
 
   /** Publishes at once, or after the commit when a `run` is open on this database. */
   emit(event: GatewayEvent): void {
-    const queue = openRuns.get(this.db);
-    if (queue !== undefined) queue.push([this.sink, event]);
+    const run = openRuns.get(this.db);
+    if (run !== undefined) run.events.push([this.sink, event]);
     else this.sink.publish(event);
+  }
+
+  /**
+   * Says a mail was put into the outbox: the sender is woken after the commit of the open `run`
+   * (at once without one), so the mail goes out without waiting for the sender's next poll and
+   * never before its row is committed.
+   */
+  mailQueued(): void {
+    const run = openRuns.get(this.db);
+    if (run !== undefined) run.wake.add(this.wakeSender);
+    else this.wakeSender();
   }
 }
 
@@ -74,13 +103,15 @@ export interface CoreOptions {
   readonly blobDir: string;
   /** Clock in Unix ms (tests pin it); defaults to `Date.now`. */
   readonly now?: () => number;
+  /** Wakes the mail sender after a commit that queued mail; default: nothing to wake. */
+  readonly wakeSender?: WakeSender;
 }
 
 /** Builds the shared context; cheap, so one per request is fine (see `DomainTx`). */
 export function createCoreContext(o: CoreOptions): CoreContext {
   return {
     store: o.store,
-    tx: new DomainTx(o.store.db, o.events),
+    tx: new DomainTx(o.store.db, o.events, o.wakeSender),
     blobDir: o.blobDir,
     now: o.now ?? Date.now,
   };
@@ -93,12 +124,18 @@ export function blobDirOf(dataDir: string): string {
 
 /** The context for one RPC request or route, from the daemon's services. */
 export function contextOf(
-  s: { store: Store; events: EventSink; config: { dataDir: string } },
+  s: {
+    store: Store;
+    events: EventSink;
+    config: { dataDir: string };
+    wakeSender?: WakeSender;
+  },
 ): CoreContext {
   return createCoreContext({
     store: s.store,
     events: s.events,
     blobDir: blobDirOf(s.config.dataDir),
+    wakeSender: s.wakeSender,
   });
 }
 

@@ -5,6 +5,7 @@
  * contact update in one `DomainTx.run`.
  */
 import { ContactId, MessageState } from "../constants.ts";
+import { DownloadState, Viewtype } from "../protocol.ts";
 import type { MessageRecord } from "../store/mod.ts";
 import type { BlobFile } from "./blobs.ts";
 import type { CoreContext, Emit } from "./context.ts";
@@ -91,8 +92,8 @@ function completePreMessage(
     fileName: m.file.name,
     fileMime: m.file.mime,
     fileBytes: m.file.bytes,
-    viewtype: m.viewtype ?? (pre.viewtype === "Text" ? "File" : pre.viewtype),
-    downloadState: "Done",
+    viewtype: m.viewtype ?? (pre.viewtype === Viewtype.TEXT ? Viewtype.FILE : pre.viewtype),
+    downloadState: DownloadState.DONE,
   });
   if (pre.text === "" && m.text !== "") ctx.store.msgs.setText(pre.id, m.text, m.subject ?? "");
   if (!pre.hidden) emit({ kind: "MsgsChanged", chatId: pre.chatId, msgId: pre.id });
@@ -119,8 +120,8 @@ function fileColumns(m: IncomingMessage) {
       fileName: m.file.name,
       fileMime: m.file.mime,
       fileBytes: m.file.bytes,
-      viewtype: m.viewtype ?? "File",
-      downloadState: "Done",
+      viewtype: m.viewtype ?? Viewtype.FILE,
+      downloadState: DownloadState.DONE,
     };
   }
   const a = m.announcedFile;
@@ -129,11 +130,11 @@ function fileColumns(m: IncomingMessage) {
       fileName: a.name,
       fileMime: a.mime ?? "",
       fileBytes: a.bytes,
-      viewtype: m.viewtype ?? a.viewtype ?? "File",
-      downloadState: "Available",
+      viewtype: m.viewtype ?? a.viewtype ?? Viewtype.FILE,
+      downloadState: DownloadState.AVAILABLE,
     };
   }
-  return { viewtype: m.viewtype ?? "Text" };
+  return { viewtype: m.viewtype ?? Viewtype.TEXT };
 }
 
 function insertNew(ctx: CoreContext, m: IncomingMessage, emit: Emit): StoreIncomingResult {

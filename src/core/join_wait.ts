@@ -8,7 +8,8 @@ import { Chats } from "./chats.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { MessageStates } from "./message_states.ts";
 import type { ChatRecord, ContactRecord, JoinerRecord, MessageRecord } from "../store/mod.ts";
-import type { OutgoingDraft, RenderFn, Viewtype } from "./messages.ts";
+import type { Viewtype } from "../protocol.ts";
+import type { OutgoingDraft, RenderFn } from "./rendered_mail.ts";
 
 /** How long a message waits for a join to complete, from the join's start. */
 export const JOIN_WAIT_MS = 10 * 60_000;
@@ -103,6 +104,7 @@ export class JoinWait {
           return false;
         }
         this.ctx.store.outbox.enqueue({ msgId: m.id, ...mail });
+        this.ctx.tx.mailQueued();
         emit({ kind: "MsgsChanged", chatId, msgId: m.id });
         return true;
       });

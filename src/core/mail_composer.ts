@@ -4,25 +4,27 @@
  * relays accept. Chat messages ask for read receipts (Chat-Disposition-Notification-To) and for
  * the gateways' automatic delivery receipt (`Edge-Delivery-Receipt-To`, ignored by Delta Chat).
  */
+import { encryptForChannel } from "../crypto/channel_pgp.ts";
 import { encryptAndSign } from "../crypto/pgp.ts";
 import { renderEncryptedEnvelope } from "../mime/encrypted_envelope.ts";
 import {
+  encodeWord,
   type Mailbox,
   renderChatMessage,
   renderReadReceipt,
   renderSecureJoinRequest,
   renderSecureJoinStep,
 } from "../mime/factory.ts";
-import { newToken } from "../securejoin/invite.ts";
+import { Header, type SecureJoinStep } from "../protocol.ts";
+import { newToken } from "../crypto/random.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "./chat_control.ts";
 import { escapeFooterMarks } from "./chat_text.ts";
+import { channelHeaders } from "./channel_mail.ts";
+import { groupHeaders } from "./group_mail.ts";
 import type { SelfIdentity } from "./identity.ts";
 import type { OutgoingDraft, RenderedMail } from "./messages.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
-
-/** Header a gateway sets to ask a peer gateway for an automatic delivery receipt. */
-export const DELIVERY_RECEIPT_HEADER = "Edge-Delivery-Receipt-To";
 
 /** A recipient with the key its mail is encrypted to. */
 export interface KeyedRecipient {
@@ -48,7 +50,7 @@ export function withQuote(quote: string, text: string): string {
  * mail without it as "timer off" and would turn the peer's setting off (receive_imf.rs).
  */
 function timerHeader(seconds: number): [string, string][] {
-  return seconds > 0 ? [["Ephemeral-Timer", String(seconds)]] : [];
+  return seconds > 0 ? [[Header.EPHEMERAL_TIMER, String(seconds)]] : [];
 }
 
 /** The text and headers of a control mail. */
@@ -56,14 +58,14 @@ function controlParts(c: ChatControl): [string, [string, string][]] {
   switch (c.kind) {
     case "reaction":
       return [c.reaction, [
-        ["Content-Disposition", "reaction"],
-        ["In-Reply-To", `<${c.target}>`],
-        ["References", `<${c.target}>`],
+        [Header.CONTENT_DISPOSITION, "reaction"],
+        [Header.IN_REPLY_TO, `<${c.target}>`],
+        [Header.REFERENCES, `<${c.target}>`],
       ]];
     case "edit":
-      return [EDITED_PREFIX + escapeFooterMarks(c.text), [["Chat-Edit", `<${c.target}>`]]];
+      return [EDITED_PREFIX + escapeFooterMarks(c.text), [[Header.CHAT_EDIT, `<${c.target}>`]]];
     case "delete":
-      return ["🚮", [["Chat-Delete", c.targets.map((id) => `<${id}>`).join(" ")]]];
+      return ["🚮", [[Header.CHAT_DELETE, c.targets.map((id) => `<${id}>`).join(" ")]]];
   }
 }
 
@@ -84,19 +86,24 @@ export class MailComposer {
     return { addr: this.self.addr, name: this.self.name || undefined };
   }
 
-  /** Encrypts `inner` to `to` and self, signs it and wraps it in the relay-conforming envelope. */
+  /**
+   * Encrypts `inner` to `to` and self (or, with `secret`, symmetrically with a channel's secret
+   * for every `to`), signs it and wraps it in the relay-conforming envelope.
+   */
   async seal(
     inner: Uint8Array,
     to: readonly KeyedRecipient[],
     messageId: string,
     subject?: string,
+    secret?: string,
   ): Promise<RenderedMail> {
-    const recipients = await Promise.all(to.map((r) => this.keys.get(r.publicKey)));
-    const ciphertext = await encryptAndSign({
-      plaintext: inner,
-      recipients,
-      signingKey: this.self.privateKey,
-    });
+    const ciphertext = secret !== undefined
+      ? await encryptForChannel({ plaintext: inner, secret, signingKey: this.self.privateKey })
+      : await encryptAndSign({
+        plaintext: inner,
+        recipients: await Promise.all(to.map((r) => this.keys.get(r.publicKey))),
+        signingKey: this.self.privateKey,
+      });
     const raw = renderEncryptedEnvelope({
       from: this.self.addr,
       messageId: `<${messageId}>`,
@@ -113,20 +120,38 @@ export class MailComposer {
     };
   }
 
-  /** Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. */
+  /**
+   * Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. A group
+   * message (`draft.group`) lists every member in the inner `To` with the group headers, gossips
+   * the recipients' keys when the plan says so, and has the group name as Subject; a group
+   * system message asks for no receipts.
+   */
   async renderChat(
     draft: OutgoingDraft,
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
-    const subject = `Message from ${this.self.name || this.self.addr}`;
-    const extra: [string, string][] = [
-      ["Chat-Disposition-Notification-To", this.self.addr],
-      [DELIVERY_RECEIPT_HEADER, this.self.addr],
+    const { group, channel } = draft;
+    const named = group ?? channel;
+    const subject = named === undefined
+      ? `Message from ${this.self.name || this.self.addr}`
+      : `${draft.inReplyTo !== "" ? "Re: " : ""}${named.name}`;
+    const system = group?.change !== undefined || channel?.change !== undefined;
+    const extra: [string, string][] = system ? [] : [
+      [Header.CHAT_DISPOSITION_NOTIFICATION_TO, this.self.addr],
+      ...(channel === undefined
+        ? [[Header.EDGE_DELIVERY_RECEIPT_TO, this.self.addr] as [string, string]]
+        : []),
     ];
+    if (group !== undefined) extra.push(...groupHeaders(group, encodeWord));
+    if (channel !== undefined) extra.push(...channelHeaders(channel, encodeWord));
+    const post = channel !== undefined && channel.change === undefined;
     if (draft.inReplyTo !== "") {
-      extra.push(["In-Reply-To", `<${draft.inReplyTo}>`], ["References", `<${draft.inReplyTo}>`]);
+      extra.push(
+        [Header.IN_REPLY_TO, `<${draft.inReplyTo}>`],
+        [Header.REFERENCES, `<${draft.inReplyTo}>`],
+      );
     }
     extra.push(...timerHeader(chat.ephemeralTimer));
     const file = draft.file && {
@@ -137,16 +162,24 @@ export class MailComposer {
     const to = recipients.map(recipientOf);
     const inner = renderChatMessage({
       from: this.#from(),
-      to,
+      to: group === undefined ? to : group.to.map((m) => ({ addr: m.addr, name: m.name })),
+      hiddenRecipients: post,
       messageId: `<${messageId}>`,
       date: new Date(draft.timestamp * 1000),
       subject,
       autocryptKey: this.self.publicKey,
+      // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
+      gossip: group?.gossip
+        ? to.filter((r) => group.to.some((m) => m.addr === r.addr))
+          .map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+        : channel?.change?.kind === "member-added"
+        ? to.map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+        : undefined,
       extra,
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       file,
     });
-    return await this.seal(inner, to, messageId, subject);
+    return await this.seal(inner, to, messageId, subject, post ? channel.secret : undefined);
   }
 
   /**
@@ -203,7 +236,7 @@ export class MailComposer {
    */
   async renderSecureJoinStep(
     to: KeyedRecipient,
-    step: string,
+    step: SecureJoinStep,
     headers: readonly [string, string][] = [],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
@@ -221,15 +254,19 @@ export class MailComposer {
     return await this.seal(inner, [to], messageId);
   }
 
-  /** The joiner's plaintext `vc-request` to the inviter at `to`. */
-  renderSecureJoinRequest(to: Mailbox, inviteNumber: string): RenderedMail {
+  /** The joiner's plaintext `vc-request` (1:1) or `vg-request` (group) to the inviter at `to`. */
+  renderSecureJoinRequest(
+    to: Mailbox,
+    inviteNumber: string,
+    step: "vc-request" | "vg-request",
+  ): RenderedMail {
     const messageId = this.newMessageId();
     const raw = renderSecureJoinRequest({
       from: this.self.addr,
       to,
       messageId: `<${messageId}>`,
       date: new Date(),
-      step: "vc-request",
+      step,
       inviteNumber,
       autocryptKey: this.self.publicKey,
     });

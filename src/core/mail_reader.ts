@@ -16,6 +16,7 @@ import {
   parseMime,
   partText,
 } from "../mime/parser.ts";
+import { Header } from "../protocol.ts";
 import type { PeerKey } from "./contacts.ts";
 import type { PeerKeyCache } from "./peer_keys.ts";
 
@@ -62,6 +63,8 @@ export type KnownKeys = (addr: string) => readonly Uint8Array[];
 export interface MailReaderDeps {
   readonly privateKey: openpgp.PrivateKey;
   readonly keys: PeerKeyCache;
+  /** Secrets of the channels we subscribe to: their posts are encrypted with one of them. */
+  readonly channelSecrets?: () => readonly string[];
   readonly knownKeys: KnownKeys;
   /** Decompressed plaintext limit (zip bombs). */
   readonly maxPlaintextBytes?: number;
@@ -85,6 +88,33 @@ export function parseMailbox(value: string | undefined): HeaderMailbox {
   const quoted = /^"(.*)"$/.exec(angle[1].trim());
   const name = quoted ? quoted[1].replace(/\\(.)/g, "$1") : angle[1].trim();
   return { addr: angle[2].trim().toLowerCase(), name: decodeEncodedWords(name).trim() };
+}
+
+/**
+ * Parses an address list (`To`, `Chat-Group-Past-Members`): commas inside quotes or angle
+ * brackets do not split; empty entries and group syntax (`"hidden-recipients": ;`) are dropped.
+ */
+export function parseMailboxList(value: string | undefined): HeaderMailbox[] {
+  if (!value) return [];
+  const items: string[] = [];
+  let cur = "", quoted = false, angle = false;
+  for (let i = 0; i < value.length; i++) {
+    const ch = value[i];
+    if (ch === "\\" && quoted) {
+      cur += ch + (value[++i] ?? "");
+      continue;
+    }
+    if (ch === '"') quoted = !quoted;
+    else if (ch === "<" && !quoted) angle = true;
+    else if (ch === ">" && !quoted) angle = false;
+    if (ch === "," && !quoted && !angle) {
+      items.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  items.push(cur);
+  return items.map((i) => i.trim()).filter((i) => i !== "" && !/:\s*;?$/.test(i))
+    .map(parseMailbox).filter((m) => m.addr.includes("@"));
 }
 
 /**
@@ -123,11 +153,11 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       cause: err,
     });
   }
-  const messageId = stripAngles(outer.headers.get("message-id"));
+  const messageId = stripAngles(outer.headers.get(Header.MESSAGE_ID));
   const fail = (reason: string, cause?: unknown) =>
     new UnreadableMailError(reason, messageId, { cause });
   if (messageId === "") throw fail("no Message-ID");
-  const outerFrom = parseMailbox(outer.headers.get("from"));
+  const outerFrom = parseMailbox(outer.headers.get(Header.FROM));
   if (outerFrom.addr === "") throw fail("no From address");
 
   let armored: string | undefined;
@@ -143,9 +173,9 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       headers: outer.headers,
       content: outer,
       encrypted: false,
-      autocrypt: pickAutocrypt(outer.headers.getAll("autocrypt"), outerFrom.addr),
+      autocrypt: pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr),
       gossip: [],
-      sentAt: dateSeconds(outer.headers.get("date"), (deps.now ?? Date.now)()),
+      sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
     };
   }
   return await readEncrypted(armored, outer, outerFrom, messageId, deps, fail);
@@ -165,7 +195,12 @@ async function readEncrypted(
   } catch (err) {
     throw fail(`bad armor: ${(err as Error).message}`, err);
   }
-  const decrypted = await decryptMessage(binary, deps.privateKey, deps.maxPlaintextBytes).catch(
+  const decrypted = await decryptMessage(
+    binary,
+    deps.privateKey,
+    deps.maxPlaintextBytes,
+    deps.channelSecrets?.() ?? [],
+  ).catch(
     (err) => {
       throw fail((err as Error).message, err);
     },
@@ -176,14 +211,14 @@ async function readEncrypted(
   } catch (err) {
     throw fail(`broken inner MIME: ${(err as Error).message}`, err);
   }
-  const innerFrom = parseMailbox(inner.headers.get("from"));
+  const innerFrom = parseMailbox(inner.headers.get(Header.FROM));
   const from = innerFrom.addr === "" ? outerFrom : innerFrom;
   if (from.addr !== outerFrom.addr) {
     throw fail(
       `the encrypted From ${from.addr} does not match the envelope From ${outerFrom.addr}`,
     );
   }
-  const autocrypt = pickAutocrypt(inner.headers.getAll("autocrypt"), from.addr);
+  const autocrypt = pickAutocrypt(inner.headers.getAll(Header.AUTOCRYPT), from.addr);
   const candidates = [...deps.knownKeys(from.addr)];
   if (autocrypt !== undefined) candidates.unshift(autocrypt.keydata);
   const parsed = (await Promise.all(
@@ -195,7 +230,7 @@ async function readEncrypted(
     : undefined;
   const signed = signerKey !== undefined;
   return {
-    messageId: stripAngles(inner.headers.get("message-id")) || messageId,
+    messageId: stripAngles(inner.headers.get(Header.MESSAGE_ID)) || messageId,
     from,
     headers: inner.headers,
     content: inner,
@@ -204,10 +239,12 @@ async function readEncrypted(
     signerKey,
     autocrypt,
     gossip: signed
-      ? inner.headers.getAll("autocrypt-gossip").map(parseAutocrypt).filter((g) => g !== undefined)
+      ? inner.headers.getAll(Header.AUTOCRYPT_GOSSIP).map(parseAutocrypt).filter((g) =>
+        g !== undefined
+      )
       : [],
     sentAt: dateSeconds(
-      inner.headers.get("date") ?? outer.headers.get("date"),
+      inner.headers.get(Header.DATE) ?? outer.headers.get(Header.DATE),
       (deps.now ?? Date.now)(),
     ),
   };

@@ -3,81 +3,29 @@
  * transaction), storing received ones (dedup by Message-ID, pre/post-message merge) and deleting.
  * Delivery states and receipts are in `message_states.ts`.
  */
-import { ContactId, MessageState } from "../constants.ts";
+import { ChatType, ContactId, MessageState } from "../constants.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../store/mod.ts";
-import { type BlobFile, blobPath, importFile, removeBlob } from "./blobs.ts";
+import { blobPath, importFile, removeBlob } from "./blobs.ts";
 import type { AttachableFile } from "./file_access.ts";
 import { JoinWait } from "./join_wait.ts";
 import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
+import type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
+import { type SystemMessage, Viewtype } from "../protocol.ts";
+import { type ChannelChange, channelPlan } from "./channel_mail.ts";
+import type { GroupChange } from "./group_mail.ts";
+import { GroupMembers } from "./group_members.ts";
 
 export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
 
-/** Delta Chat viewtype names. */
-export const Viewtype = {
-  TEXT: "Text",
-  IMAGE: "Image",
-  GIF: "Gif",
-  STICKER: "Sticker",
-  AUDIO: "Audio",
-  VOICE: "Voice",
-  VIDEO: "Video",
-  FILE: "File",
-  WEBXDC: "Webxdc",
-  VCARD: "Vcard",
-} as const;
-export type Viewtype = typeof Viewtype[keyof typeof Viewtype];
-
-/** Delta Chat download states (`downloadState`). */
-export const DownloadState = {
-  DONE: "Done",
-  AVAILABLE: "Available",
-  FAILURE: "Failure",
-  UNDECIPHERABLE: "Undecipherable",
-  IN_PROGRESS: "InProgress",
-} as const;
+export { DownloadState, Viewtype } from "../protocol.ts";
+export type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
 
 /** The id `get_message_ids` puts before each new day when asked for day markers. */
 export const DAY_MARKER_ID = 9;
-
-/** A message about to be rendered (no id yet). */
-export interface OutgoingDraft {
-  readonly chatId: number;
-  readonly text: string;
-  readonly viewtype: Viewtype;
-  /** Unix seconds (the Date header). */
-  readonly timestamp: number;
-  /** The attachment, already in the blob directory; read it from `file.path`. */
-  readonly file?: BlobFile;
-  /**
-   * Message-ID for In-Reply-To/References: the quoted message's, else the chat's newest ('' when
-   * none).
-   */
-  readonly inReplyTo: string;
-  /** Text of the quoted message, sent as `> ` lines above the text ('' for no quote). */
-  readonly quote: string;
-}
-
-/** What a renderer produced: the complete encrypted mail and its SMTP envelope. */
-export interface RenderedMail {
-  readonly raw: Uint8Array;
-  /** Message-ID without angle brackets; must be new. */
-  readonly rfc724Mid: string;
-  readonly envelopeFrom: string;
-  readonly recipients: readonly string[];
-  /** The Subject it used, stored with the message. */
-  readonly subject?: string;
-}
-
-/** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
-export type RenderFn = (
-  message: OutgoingDraft,
-  chat: ChatRecord,
-  recipients: readonly ContactRecord[],
-) => Promise<RenderedMail>;
 
 /** What to send. */
 export interface OutgoingMessage {
@@ -96,6 +44,12 @@ export interface OutgoingMessage {
   readonly viewtype?: Viewtype;
   /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
   readonly quotedMessageId?: number;
+  /** A group system message: the change it announces (`text` is the mail's fallback body). */
+  readonly groupChange?: GroupChange;
+  /** A channel system mail to one contact (`to`): a member-added, or our leave. */
+  readonly channelChange?: ChannelChange & { readonly to: number };
+  /** Stored as an info message with this text and Delta Chat system-message kind. */
+  readonly info?: { readonly text: string; readonly systemType: SystemMessage };
 }
 
 /** What a quote of `m` shows: its text, else its file name, else its viewtype. */
@@ -226,8 +180,15 @@ export class Messages {
    */
   async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
     const chat = this.#chats.require(m.chatId);
-    const waits = await this.#joinWait(chat, render);
-    const recipients = waits ? [] : this.sendRecipients(chat);
+    const group = chat.type === ChatType.GROUP
+      ? await new GroupMembers(this.ctx).plan(chat, m.groupChange)
+      : undefined;
+    const channel = chat.type === ChatType.BROADCAST
+      ? channelPlan(this.ctx, chat, m.channelChange)
+      : undefined;
+    const waits = chat.type === ChatType.SINGLE && await this.#joinWait(chat, render);
+    const recipients = group?.recipients ?? channel?.recipients ??
+      (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
@@ -243,16 +204,18 @@ export class Messages {
         file: blob,
         inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
         quote: quoted === undefined ? "" : quoteTextOf(quoted),
+        ...(group === undefined ? {} : { group: group.mail }),
+        ...(channel === undefined ? {} : { channel: channel.mail }),
       };
       if (waits) {
-        msgId = this.#insertOutgoing(draft);
+        msgId = this.#insertOutgoing(draft, m.info);
         return msgId;
       }
       const mail = await render(draft, chat, recipients);
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
-      msgId = this.#insertOutgoing(draft, mail);
+      msgId = this.#insertOutgoing(draft, m.info, mail);
       return msgId;
     } finally {
       if (blob) hold(blob.path, -1);
@@ -275,8 +238,11 @@ export class Messages {
   /**
    * Who a mail to `chat` goes to: its members but self, each with a key; a clear -1 error for a
    * chat without members or with a member without a key (mail is always end-to-end encrypted).
+   * A group: its members with a key (as Delta Chat); a channel: its subscribers.
    */
   sendRecipients(chat: ChatRecord): ContactRecord[] {
+    if (chat.type === ChatType.GROUP) return new GroupMembers(this.ctx).recipientsOf(chat);
+    if (chat.type === ChatType.BROADCAST) return channelPlan(this.ctx, chat).recipients;
     const recipients = this.#chats.recipients(chat);
     if (recipients.length === 0) {
       throw new GatewayError(`cannot send to chat ${chat.id}: it has no members besides you`);
@@ -301,14 +267,19 @@ export class Messages {
     return q;
   }
 
-  /** Inserts the message (state 10) and its outbox row; without `mail` it waits for a join. */
-  #insertOutgoing(d: OutgoingDraft, mail?: RenderedMail): number {
+  /**
+   * Inserts the message (state 10) and its outbox row; without `mail` it waits for a join. A
+   * group mail marks the group announced and, when it gossiped, records the time.
+   */
+  #insertOutgoing(d: OutgoingDraft, info?: OutgoingMessage["info"], mail?: RenderedMail): number {
     return this.ctx.tx.run((emit) => {
       const msgId = this.ctx.store.msgs.insert({
         rfc724Mid: mail?.rfc724Mid ?? "",
         chatId: d.chatId,
         fromId: ContactId.SELF,
-        text: d.text,
+        text: info?.text ?? d.text,
+        isInfo: info !== undefined,
+        systemType: info?.systemType ?? "",
         timestamp: d.timestamp,
         state: MessageState.PENDING,
         subject: mail?.subject ?? "",
@@ -322,15 +293,29 @@ export class Messages {
         fileBytes: d.file?.bytes ?? 0,
         inReplyTo: d.inReplyTo,
       });
-      if (mail !== undefined) this.ctx.store.outbox.enqueue({ msgId, ...mail });
+      if (mail !== undefined) {
+        this.ctx.store.outbox.enqueue({ msgId, ...mail });
+        this.ctx.tx.mailQueued();
+      }
+      if (d.group !== undefined) {
+        this.ctx.store.chats.setPromoted(d.chatId);
+        if (d.group.gossip) this.ctx.store.chats.setGossipedAt(d.chatId, d.timestamp);
+      }
       emit({ kind: "MsgsChanged", chatId: d.chatId, msgId });
       return msgId;
     });
   }
 
-  /** Queues a mail that carries no chat message (read receipt, SecureJoin step); no event. */
+  /**
+   * Queues a mail that carries no chat message (read receipt, SecureJoin step); no event. The
+   * sender is woken after the commit (see `DomainTx.mailQueued`).
+   */
   enqueueMail(mail: RenderedMail): number {
-    return this.ctx.store.outbox.enqueue({ msgId: 0, ...mail });
+    return this.ctx.tx.run(() => {
+      const id = this.ctx.store.outbox.enqueue({ msgId: 0, ...mail });
+      this.ctx.tx.mailQueued();
+      return id;
+    });
   }
 
   /**

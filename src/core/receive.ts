@@ -1,12 +1,19 @@
 /**
  * The reception pipeline (DESIGN §3): raw mail → read (parse, decrypt, verify) → SecureJoin step,
- * receipt or chat message → store in one transaction (dedup by Message-ID) → events after the
- * commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
+ * receipt or chat message → chat assignment (chat_assignment.ts) → store in one transaction
+ * (dedup by Message-ID) → events after the commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
  * deletes it; only unexpected failures (disk, database) reject and leave the mail on the server.
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { Header, isSecureJoinRequest, parseSecureJoinStep, SecureJoinStep } from "../protocol.ts";
+import { fingerprintOf } from "../crypto/pgp.ts";
+import { assignChat, type ChatAssignment } from "./chat_assignment.ts";
+import { Channels } from "./channels.ts";
+import type { PeerKey } from "./contacts.ts";
+import { type GroupPrep, prepareGroup } from "./group_headers.ts";
+import { type ChatTarget, GroupReceiver } from "./group_receive.ts";
 import { chatContent, receiptContent } from "./chat_content.ts";
 import { chatControl } from "./chat_control.ts";
 import { ChatControls } from "./chat_controls.ts";
@@ -15,10 +22,10 @@ import { writeBlob } from "./blobs.ts";
 import { Contacts } from "./contacts.ts";
 import type { CoreContext } from "./context.ts";
 import { storeIncoming } from "./incoming.ts";
-import { DELIVERY_RECEIPT_HEADER } from "./mail_composer.ts";
 import {
   type MailReaderDeps,
   parseMailbox,
+  parseMailboxList,
   type ReadMail,
   readMail,
   senderKey,
@@ -30,12 +37,15 @@ import { MessageStates } from "./message_states.ts";
 
 const log = logger("receive");
 
-/** SecureJoin steps are handed to the SecureJoin code (securejoin/). */
+/**
+ * SecureJoin steps are handed to the SecureJoin code (securejoin/, which implements this port;
+ * core does not import it).
+ */
 export interface SecureJoinReceiver {
-  /** A plaintext `vc-request` (the only plaintext mail accepted). */
-  onRequest(mail: ReadMail): Promise<void>;
+  /** A plaintext `vc-request` or `vg-request` (the only plaintext mail accepted). */
+  onRequest(mail: ReadMail, step: "vc-request" | "vg-request"): Promise<void>;
   /** An encrypted, signed step (`mail.signer` is set). */
-  onStep(mail: ReadMail, step: string): Promise<void>;
+  onStep(mail: ReadMail, step: SecureJoinStep): Promise<void>;
 }
 
 /** What the pipeline needs. */
@@ -62,7 +72,7 @@ export type ReceiveOutcome =
   }
   | { kind: "receipt"; changed: number }
   | { kind: "control"; action: "reaction" | "edit" | "delete"; changed: number }
-  | { kind: "securejoin"; step: string }
+  | { kind: "securejoin"; step: SecureJoinStep }
   | { kind: "duplicate" }
   | { kind: "ignored"; reason: string }
   | { kind: "rejected"; reason: string };
@@ -73,12 +83,16 @@ export class Receiver {
   readonly #chats: Chats;
   readonly #states: MessageStates;
   readonly #controls: ChatControls;
+  readonly #groups: GroupReceiver;
+  readonly #channels: Channels;
 
   constructor(private readonly deps: ReceiveDeps) {
     this.#controls = new ChatControls(deps.ctx);
     this.#contacts = new Contacts(deps.ctx);
     this.#chats = new Chats(deps.ctx);
     this.#states = new MessageStates(deps.ctx);
+    this.#groups = new GroupReceiver(deps.ctx);
+    this.#channels = new Channels(deps.ctx);
   }
 
   /**
@@ -101,10 +115,11 @@ export class Receiver {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }
-    const step = mail.headers.get("secure-join")?.trim();
+    const stepHeader = mail.headers.get(Header.SECURE_JOIN);
+    const step = parseSecureJoinStep(stepHeader);
     if (!mail.encrypted) {
-      if ((step === "vc-request" || step === "vg-request") && this.deps.secureJoin) {
-        await this.deps.secureJoin.onRequest(mail);
+      if (isSecureJoinRequest(step) && this.deps.secureJoin) {
+        await this.deps.secureJoin.onRequest(mail, step);
         return { kind: "securejoin", step };
       }
       return this.#reject(
@@ -119,11 +134,16 @@ export class Receiver {
     if (mail.signer === this.deps.selfFingerprint) {
       return { kind: "ignored", reason: "our own mail" };
     }
-    if (step !== undefined && step !== "") {
+    if (stepHeader !== undefined && step === undefined) {
+      return { kind: "ignored", reason: `unknown SecureJoin step "${stepHeader.trim()}"` };
+    }
+    if (step !== undefined && step !== SecureJoinStep.VG_MEMBER_ADDED) {
       if (this.deps.secureJoin === undefined) return { kind: "ignored", reason: "SecureJoin off" };
       await this.deps.secureJoin.onStep(mail, step);
       return { kind: "securejoin", step };
     }
+    // vg-member-added ends a group join and is the group's member-added message for everyone.
+    if (step !== undefined) await this.deps.secureJoin?.onStep(mail, step);
     const receipt = receiptContent(mail);
     if (receipt !== undefined) return this.#applyReceipt(mail, receipt);
     const control = chatControl(mail);
@@ -135,7 +155,9 @@ export class Receiver {
       const changed = await this.#controls.apply(control, contact.id, mail.sentAt);
       return { kind: "control", action: control.kind, changed };
     }
-    return await this.#storeMessage(mail);
+    const assignment = assignChat(mail);
+    if (assignment.kind === "discard") return { kind: "ignored", reason: assignment.reason };
+    return await this.#storeMessage(mail, assignment);
   }
 
   /**
@@ -175,7 +197,59 @@ export class Receiver {
     return { kind: "receipt", changed };
   }
 
-  async #storeMessage(mail: ReadMail): Promise<ReceiveOutcome> {
+  /**
+   * The chat a message goes to, for the assignment's kind (inside the storing transaction), with
+   * the info text of a group or channel system message, or a reason it goes nowhere.
+   */
+  #chatOf(
+    mail: ReadMail,
+    assignment: ChatAssignment,
+    senderId: number,
+    prep: GroupPrep,
+    systemType: string | undefined,
+  ): ChatTarget {
+    switch (assignment.kind) {
+      case "single":
+        return { kind: "chat", chatId: this.#chats.getOrCreate1to1(senderId).chatId };
+      case "group":
+        return this.#groups.apply(
+          mail,
+          assignment.grpid,
+          assignment.name,
+          senderId,
+          prep,
+          systemType,
+        );
+      case "channel":
+        return this.#channels.applyReceived(mail, assignment.listId, senderId);
+      case "discard":
+        return assignment;
+    }
+  }
+
+  /**
+   * Keys from `Autocrypt-Gossip` that Delta Chat would accept: on signed mail, for an address in
+   * the inner To other than the sender's, with a readable key.
+   */
+  async #gossipPeers(mail: ReadMail): Promise<PeerKey[]> {
+    const to = new Set(parseMailboxList(mail.headers.get(Header.TO)).map((m) => m.addr));
+    const out: PeerKey[] = [];
+    for (const g of mail.gossip) {
+      const addr = g.addr.toLowerCase();
+      if (!to.has(addr) || addr === mail.from.addr) continue;
+      try {
+        const key = await this.deps.reader.keys.get(g.keydata);
+        out.push({ addr, fingerprint: fingerprintOf(key), publicKey: g.keydata });
+      } catch {
+        log.warn("unreadable gossip key ignored", { messageId: mail.messageId });
+      }
+    }
+    return out;
+  }
+
+  async #storeMessage(mail: ReadMail, assignment: ChatAssignment): Promise<ReceiveOutcome> {
+    const gossip = await this.#gossipPeers(mail);
+    const prep = assignment.kind === "group" ? await prepareGroup(this.deps.ctx, mail) : {};
     const content = chatContent(mail);
     const file = content.file &&
       await writeBlob(
@@ -184,21 +258,27 @@ export class Receiver {
         content.file.name,
         content.file.mime,
       );
-    const wantsMdn = mail.headers.get("chat-disposition-notification-to");
-    const wantsReceipt = mail.headers.get(DELIVERY_RECEIPT_HEADER.toLowerCase());
-    return this.deps.ctx.tx.run(() => {
+    const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
+    const wantsReceipt = mail.headers.get(Header.EDGE_DELIVERY_RECEIPT_TO);
+    return this.deps.ctx.tx.run((): ReceiveOutcome => {
       const contact = this.#contacts.upsertPeerFromKey(senderKey(mail));
-      const { chatId } = this.#chats.getOrCreate1to1(contact.id);
+      for (const peer of gossip) this.#contacts.upsertPeerFromKey(peer);
+      const target = this.#chatOf(mail, assignment, contact.id, prep, content.systemType);
+      if (target.kind === "discard") {
+        log.info("message not stored", { messageId: mail.messageId, reason: target.reason });
+        return { kind: "ignored", reason: target.reason };
+      }
+      const chatId = target.chatId;
       this.#chats.applyPeerTimer(chatId, ephemeralTimerOf(mail));
       const result = storeIncoming(this.deps.ctx, {
         rfc724Mid: mail.messageId,
         chatId,
         fromId: contact.id,
-        text: content.text,
+        text: target.info?.text ?? content.text,
         quote: content.quote,
         isInfo: content.systemType !== undefined,
-        systemType: content.systemType,
-        subject: mail.headers.get("subject") ?? "",
+        systemType: target.info?.systemType ?? content.systemType,
+        subject: mail.headers.get(Header.SUBJECT) ?? "",
         timestampSent: mail.sentAt,
         viewtype: content.viewtype,
         file,
@@ -206,7 +286,7 @@ export class Receiver {
         postMessageId: content.postMessageId,
         fromFingerprint: mail.signer,
         mdnRequested: content.systemType === undefined && sameAddr(wantsMdn, mail.from.addr),
-        inReplyTo: stripAngles(mail.headers.get("in-reply-to")),
+        inReplyTo: stripAngles(mail.headers.get(Header.IN_REPLY_TO)),
       });
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
         // In this transaction: the owed receipt is stored with the message (crash-safe).
@@ -219,7 +299,7 @@ export class Receiver {
 
 /** A chat message's `Ephemeral-Timer` in seconds; absent or unreadable → 0 (off), as Delta Chat. */
 export function ephemeralTimerOf(mail: ReadMail): number {
-  const value = mail.headers.get("ephemeral-timer")?.trim() ?? "";
+  const value = mail.headers.get(Header.EPHEMERAL_TIMER)?.trim() ?? "";
   const seconds = /^\d{1,10}$/.test(value) ? Number(value) : 0;
   return seconds <= 0xffff_ffff ? seconds : 0;
 }

@@ -64,19 +64,28 @@ export interface Decrypted {
   ): Promise<{ valid: boolean; signerFingerprint?: string }>;
 }
 
-/** Decrypts a binary message with `key`; throws PgpError (wrong key, tampering, too large). */
+/**
+ * Decrypts a binary message with `key`, or, for a message with a password-encrypted session key
+ * (a channel post), with one of `passwords`; throws PgpError (wrong key, tampering, too large).
+ */
 export async function decryptMessage(
   ciphertext: Uint8Array,
   key: openpgp.PrivateKey,
   maxBytes = MAX_PLAINTEXT_BYTES,
+  passwords: readonly string[] = [],
 ): Promise<Decrypted> {
   let decrypted: openpgp.Message<Uint8Array>;
   try {
     const message = await openpgp.readMessage({ binaryMessage: ciphertext });
-    decrypted = await message.decrypt([key], undefined, undefined, undefined, {
-      ...openpgp.config,
-      maxDecompressedMessageSize: maxBytes,
-    });
+    const symmetric = passwords.length > 0 &&
+      message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
+    decrypted = await message.decrypt(
+      symmetric ? undefined : [key],
+      symmetric ? [...passwords] : undefined,
+      undefined,
+      undefined,
+      { ...openpgp.config, maxDecompressedMessageSize: maxBytes },
+    );
   } catch (cause) {
     throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
   }

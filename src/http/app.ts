@@ -13,6 +13,8 @@ import { logger } from "../log.ts";
 import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
 import type { ViewerDeps } from "../viewer/stream.ts";
+import { AuthRateLimit, authRateLimit } from "./auth_rate_limit.ts";
+import { BodyReadError } from "./body.ts";
 import { eventsHandler } from "./events_route.ts";
 import { type FetchHandler, withRpcFastPath } from "./fast_fetch.ts";
 import { healthHandler, type HealthReport } from "./health_route.ts";
@@ -33,6 +35,8 @@ export interface AppDeps {
   readonly ssePingMs: number;
   /** Cheap liveness report (no I/O). */
   health(): HealthReport;
+  /** Failed `/auth` attempts per client (default: 5 per minute). */
+  readonly authRateLimit?: AuthRateLimit;
 }
 
 /** Path → the one method it serves (for 405 answers and the `Allow` header). */
@@ -74,16 +78,15 @@ export function createApp(deps: AppDeps): GatewayApp {
   if (deps.cors) {
     app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
   }
-  // A `POST /rpc` that fails (its body cannot be read) is answered as app.onError answers.
-  const rpcFailed = (err: unknown) => {
-    logFailure("POST", "/rpc", err);
-    return Response.json(INTERNAL_ERROR, { status: 500 });
-  };
-  const rpc = rpcRequestHandler(deps.services, deps.methods, rpcFailed);
+  const rpc = rpcRequestHandler(deps.services, deps.methods);
   app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));
-  app.post("/auth", authHandler(deps.viewer.sessions));
+  app.post(
+    "/auth",
+    authRateLimit(deps.authRateLimit ?? new AuthRateLimit()),
+    authHandler(deps.viewer.sessions),
+  );
   app.get(
     "/stream/:msg_id",
     viewerAuth(deps.viewer.sessions),
@@ -94,9 +97,14 @@ export function createApp(deps: AppDeps): GatewayApp {
   }
   app.notFound((c) => c.json({ error: "not found", path: c.req.path }, 404));
   app.onError((err, c) => {
+    if (err instanceof BodyReadError) {
+      // the client's fault (cut short, bad chunked encoding): not worth more than a debug line
+      log.debug("request body unreadable", { path: c.req.path, error: err.message });
+      return c.json({ error: err.message }, 400);
+    }
     logFailure(c.req.method, c.req.path, err);
     return c.json(INTERNAL_ERROR, 500);
   });
-  const serverFetch = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
+  const serverFetch: FetchHandler = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
   return Object.assign(app, { serverFetch });
 }

@@ -5,8 +5,11 @@
  * middleware): `createApp` wires it into its `serverFetch` when `--cors` is off.
  */
 
-/** What `Deno.serve` takes as its handler. */
-export type FetchHandler = (req: Request) => Response | Promise<Response>;
+/** What `Deno.serve` takes as its handler (`info` carries the client's address). */
+export type FetchHandler = (
+  req: Request,
+  info?: Deno.ServeHandlerInfo<Deno.NetAddr>,
+) => Response | Promise<Response>;
 
 /**
  * True when `url` (an absolute URL as `Request.url` spells it) has the path `/rpc` and neither
@@ -30,6 +33,6 @@ export function withRpcFastPath(
   appFetch: FetchHandler,
   rpc: (req: Request) => Promise<Response>,
 ): FetchHandler {
-  return (req: Request) =>
-    req.method === "POST" && isExactRpcUrl(req.url) ? rpc(req) : appFetch(req);
+  return (req, info) =>
+    req.method === "POST" && isExactRpcUrl(req.url) ? rpc(req) : appFetch(req, info);
 }

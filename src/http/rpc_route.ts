@@ -7,16 +7,28 @@
  * it directly, so both answer byte for byte alike.
  */
 import { RpcCode } from "../constants.ts";
+import { describeError } from "../errors.ts";
+import { logger } from "../log.ts";
 import {
   dispatchJson,
   dispatchText,
   errorResponse,
+  MAX_BATCH_MEMBERS,
   parseErrorReply,
   type RpcReply,
 } from "../rpc/dispatch.ts";
 import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
-import { describeSize, type LimitedBody, readLimitedBody } from "./body.ts";
+import { countBatchMembers } from "./batch_scan.ts";
+import {
+  BodyReadError,
+  describeSize,
+  type LimitedBody,
+  readLimitedBody,
+  WHOLE_BODY_MAX_BYTES,
+} from "./body.ts";
+
+const log = logger("http");
 
 /** Largest request body accepted on /rpc (1 MiB); larger ones get HTTP 413. */
 export const MAX_RPC_BODY_BYTES = 1_048_576;
@@ -46,7 +58,7 @@ export type RpcRequestHandler = (req: Request) => Promise<Response>;
  * A transport-level rejection: an HTTP 4xx status, with a JSON-RPC error body (id null) so
  * JSON-RPC clients still read a code and a clear message.
  */
-function reject(status: 413 | 415, code: number, message: string): Response {
+function reject(status: 400 | 413 | 415, code: number, message: string): Response {
   return Response.json(errorResponse(null, code, message), { status });
 }
 
@@ -96,39 +108,60 @@ function tooLarge(body: { size: number; atLeast: boolean }): Response {
 }
 
 /**
- * Builds the framework-free `/rpc` handler over the method table. It expects a `POST` (the
- * caller routes) and answers 415, 413, -32700 for a body that is not JSON, or dispatch's reply
- * (200 with JSON, or an empty 204). It never rejects: a request whose body cannot be read (the
- * client went away mid-body) is answered by `onFailure`, so callers add no `catch` of their own
- * (one promise less per request). Per request it allocates no closure: a body within the
- * declared limit is parsed by one `Request.json()` call, and dispatch answers synchronously when
- * the method's handler does.
+ * The 400 answer to a body that could not be read (cut short by a half-close, broken chunked
+ * encoding): the client's fault, so logged at debug only.
  */
-export function rpcRequestHandler(
-  services: Services,
-  methods: MethodTable,
-  onFailure: (err: unknown) => Response,
-): RpcRequestHandler {
+function unreadable(err: unknown): Response {
+  const error = err instanceof BodyReadError ? err : new BodyReadError(err);
+  log.debug("POST /rpc: request body unreadable", { error: describeError(error) });
+  return reject(400, RpcCode.PARSE_ERROR, `parse error: ${error.message}`);
+}
+
+/** The answer to a batch over `MAX_BATCH_MEMBERS`, found before the body is parsed. */
+function batchTooLarge(members: number): Response {
+  return Response.json(errorResponse(
+    null,
+    RpcCode.INVALID_REQUEST,
+    `invalid request: a batch may hold at most ${MAX_BATCH_MEMBERS} requests, ` +
+      `this one holds more than ${members - 1}; nothing was run`,
+  ));
+}
+
+/**
+ * Builds the framework-free `/rpc` handler over the method table. It expects a `POST` (the
+ * caller routes) and answers 415, 413, -32700 for a body that is not JSON, 400 for a body that
+ * cannot be read, or dispatch's reply (200 with JSON, or an empty 204). It never rejects, so
+ * callers add no `catch` of their own (one promise less per request). Per request it allocates
+ * no closure: a small declared body is parsed by one `Request.json()` call, and dispatch answers
+ * synchronously when the method's handler does. A larger body is read in chunks, and a batch in
+ * it is counted before it is parsed, so a huge batch costs no parse.
+ */
+export function rpcRequestHandler(services: Services, methods: MethodTable): RpcRequestHandler {
   const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
-    err instanceof SyntaxError ? send(parseErrorReply(err)) : onFailure(err);
+    err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
+  const answerText = (text: string): Response | Promise<Response> => {
+    const members = countBatchMembers(text, MAX_BATCH_MEMBERS + 1);
+    if (members > MAX_BATCH_MEMBERS) return batchTooLarge(members);
+    return sendReply(dispatchText(text, services, methods));
+  };
   const answerLimited = (body: LimitedBody): Response | Promise<Response> =>
-    body.ok ? sendReply(dispatchText(utf8.decode(body.bytes), services, methods)) : tooLarge(body);
+    body.ok ? answerText(utf8.decode(body.bytes)) : tooLarge(body);
   return (req: Request): Promise<Response> => {
     try {
       const type = req.headers.get("content-type");
       if (!isJsonContentType(type)) return unsupportedType(req, type);
       const declared = Number(req.headers.get("content-length") ?? NaN);
-      // The common case: a declared length within the limit (the HTTP server enforces that the
-      // body matches it). `Request.json()` on Deno.serve takes a body that has fully arrived as
+      // The common case: a small declared length (the HTTP server enforces that the body
+      // matches it). `Request.json()` on Deno.serve takes a body that has fully arrived as
       // one string, without the body stream or an intermediate buffer: about 15 % more /rpc
       // throughput than `bytes()` + decode + parse (BENCHMARKS.md).
-      if (Number.isFinite(declared) && declared <= MAX_RPC_BODY_BYTES) {
+      if (Number.isFinite(declared) && declared <= WHOLE_BODY_MAX_BYTES) {
         return req.json().then(answer, notJson);
       }
-      return readLimitedBody(req, MAX_RPC_BODY_BYTES).then(answerLimited, onFailure);
+      return readLimitedBody(req, MAX_RPC_BODY_BYTES).then(answerLimited, unreadable);
     } catch (err) {
-      return Promise.resolve(onFailure(err)); // the request was closed under us
+      return Promise.resolve(unreadable(err)); // the request was closed under us
     }
   };
 }

@@ -5,7 +5,7 @@
  */
 import { LicenseStatus, RpcCode } from "../constants.ts";
 import { GatewayError, LicenseRequiredError } from "../errors.ts";
-import type { LicenseSource } from "../services.ts";
+import type { LicenseSource } from "./manager.ts";
 
 const ACTIVATE = "edge-gateway license activate <url>";
 

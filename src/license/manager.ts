@@ -6,7 +6,6 @@
 import { DataDirLayout, type LicenseStatus } from "../constants.ts";
 import { describeError, GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { LicenseSource } from "../services.ts";
 import type { ConfigStore } from "../store/config_store.ts";
 import type { LicenseClaims } from "./claims.ts";
 import { LicenseClient, LicenseServerError } from "./client.ts";
@@ -37,6 +36,26 @@ export interface LicenseManagerOptions {
 
 /** A license-server failure or an unacceptable license, as an RPC -1 error. */
 export class LicenseError extends GatewayError {}
+
+/**
+ * License state consulted by the dispatch gate (`license: true` methods), and its management
+ * (`license_activate|sync|deactivate`; absent in sources that only report a status).
+ */
+export interface LicenseSource {
+  /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
+  status(): string;
+  isActive(): boolean;
+  /** Optional: why the status is what it is, in words a person can act on. */
+  reason?(): string;
+  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
+  describe?(): Record<string, string | number | boolean | null>;
+  /** Activates the license behind a delivery URL; resolves with `describe()`. */
+  activate?(url: string): Promise<Record<string, string | number | boolean | null>>;
+  /** Re-fetches the installed license from its delivery URL; resolves with `describe()`. */
+  sync?(): Promise<Record<string, string | number | boolean | null>>;
+  /** Frees this device's seat; the license file stays but is no longer honoured. */
+  deactivate?(): Promise<void>;
+}
 
 /** The license source of a running gateway. */
 export class LicenseManager implements LicenseSource {

@@ -4,6 +4,7 @@
  * address-only From, hidden recipients, `[...]` subject. All CRLF. Pure: values in, bytes out.
  */
 import { armorMessage } from "../crypto/armor.ts";
+import { CHAT_VERSION, Header } from "../protocol.ts";
 
 /** Inputs of the outer envelope; the real headers live in the encrypted part. */
 export interface EnvelopeInput {
@@ -31,12 +32,12 @@ export function renderEncryptedEnvelope(e: EnvelopeInput): Uint8Array {
       `multipart/encrypted; protocol="application/pgp-encrypted";\r\n boundary="${e.boundary}"`,
     ],
     ["MIME-Version", "1.0"],
-    ["From", `<${e.from}>`],
-    ["To", '"hidden-recipients": ;'],
-    ["Subject", "[...]"],
-    ["Date", rfc5322Date(e.date)],
-    ["Message-ID", e.messageId],
-    ["Chat-Version", "1.0"],
+    [Header.FROM, `<${e.from}>`],
+    [Header.TO, '"hidden-recipients": ;'],
+    [Header.SUBJECT, "[...]"],
+    [Header.DATE, rfc5322Date(e.date)],
+    [Header.MESSAGE_ID, e.messageId],
+    [Header.CHAT_VERSION, CHAT_VERSION],
     ...(e.extra ?? []),
   ];
   const b = `--${e.boundary}`;

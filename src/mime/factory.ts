@@ -5,6 +5,7 @@
  */
 import { formatAutocrypt } from "../crypto/autocrypt_header.ts";
 import { toBase64 } from "../crypto/armor.ts";
+import { CHAT_VERSION, Header, type SecureJoinStep } from "../protocol.ts";
 import { rfc5322Date } from "./encrypted_envelope.ts";
 
 /** A mailbox: address and optional display name. */
@@ -28,6 +29,8 @@ export interface InnerBase {
   readonly extra?: readonly [string, string][];
   /** Boundary for multipart bodies (random in production). */
   readonly boundary?: string;
+  /** `To: "hidden-recipients": ;` instead of `to` (channel posts). */
+  readonly hiddenRecipients?: boolean;
 }
 
 /** A file to attach. */
@@ -78,19 +81,19 @@ function crlf(text: string): string {
 
 function rootHeaders(m: InnerBase, contentType: string, transferEncoding?: string): string {
   const h: [string, string][] = [
-    ["Content-Type", `${contentType}; protected-headers="v1"; hp="cipher"`],
-    ["From", formatMailbox(m.from)],
-    ["To", m.to.map(formatMailbox).join(", ")],
-    ["Subject", encodeWord(m.subject)],
-    ["Date", rfc5322Date(m.date)],
-    ["Message-ID", m.messageId],
-    ["Chat-Version", "1.0"],
+    [Header.CONTENT_TYPE, `${contentType}; protected-headers="v1"; hp="cipher"`],
+    [Header.FROM, formatMailbox(m.from)],
+    [Header.TO, m.hiddenRecipients ? '"hidden-recipients": ;' : m.to.map(formatMailbox).join(", ")],
+    [Header.SUBJECT, encodeWord(m.subject)],
+    [Header.DATE, rfc5322Date(m.date)],
+    [Header.MESSAGE_ID, m.messageId],
+    [Header.CHAT_VERSION, CHAT_VERSION],
     ...(m.extra ?? []),
     [
-      "Autocrypt",
+      Header.AUTOCRYPT,
       formatAutocrypt({ addr: m.from.addr, keydata: m.autocryptKey, preferEncrypt: "mutual" }),
     ],
-    ...(m.gossip ?? []).map((g): [string, string] => ["Autocrypt-Gossip", formatAutocrypt(g)]),
+    ...(m.gossip ?? []).map((g): [string, string] => [Header.AUTOCRYPT_GOSSIP, formatAutocrypt(g)]),
     ["MIME-Version", "1.0"],
     ...(transferEncoding
       ? [["Content-Transfer-Encoding", transferEncoding] as [string, string]]
@@ -143,7 +146,7 @@ export function renderReadReceipt(
     (more.length ? `Additional-Message-IDs: ${more.join(" ")}\r\n` : "");
   const base = {
     ...m,
-    extra: [...(m.extra ?? []), ["Auto-Submitted", "auto-replied"] as [string, string]],
+    extra: [...(m.extra ?? []), [Header.AUTO_SUBMITTED, "auto-replied"] as [string, string]],
   };
   return new TextEncoder().encode(
     rootHeaders(base, `multipart/report; report-type=disposition-notification; boundary="${b}"`) +
@@ -155,14 +158,19 @@ export function renderReadReceipt(
 
 /** A SecureJoin step (vc-auth-required, vc-request-with-auth, vc-contact-confirm): a hidden message. */
 export function renderSecureJoinStep(
-  m: InnerBase & { step: string; headers?: readonly [string, string][] },
+  m: InnerBase & { step: SecureJoinStep; headers?: readonly [string, string][] },
 ): Uint8Array {
   const base = {
     ...m,
-    extra: [...(m.extra ?? []), ["Secure-Join", m.step] as [string, string], ...(m.headers ?? [])],
+    extra: [
+      ...(m.extra ?? []),
+      [Header.SECURE_JOIN, m.step] as [string, string],
+      ...(m.headers ?? []),
+    ],
   };
   return new TextEncoder().encode(
-    rootHeaders(base, 'text/plain; charset="utf-8"') + "\r\n" + `Secure-Join: ${m.step}\r\n`,
+    rootHeaders(base, 'text/plain; charset="utf-8"') + "\r\n" +
+      `${Header.SECURE_JOIN}: ${m.step}\r\n`,
   );
 }
 
@@ -183,23 +191,23 @@ export function renderSecureJoinRequest(p: {
 }): Uint8Array {
   const b = p.boundary ?? crypto.randomUUID();
   const h: [string, string][] = [
-    ["Content-Type", `multipart/mixed; boundary="${b}"`],
+    [Header.CONTENT_TYPE, `multipart/mixed; boundary="${b}"`],
     ["MIME-Version", "1.0"],
-    ["From", `<${p.from}>`],
-    ["To", formatMailbox(p.to)],
-    ["Subject", "[...]"],
-    ["Date", rfc5322Date(p.date)],
-    ["Message-ID", p.messageId],
-    ["Chat-Version", "1.0"],
+    [Header.FROM, `<${p.from}>`],
+    [Header.TO, formatMailbox(p.to)],
+    [Header.SUBJECT, "[...]"],
+    [Header.DATE, rfc5322Date(p.date)],
+    [Header.MESSAGE_ID, p.messageId],
+    [Header.CHAT_VERSION, CHAT_VERSION],
     [
-      "Autocrypt",
+      Header.AUTOCRYPT,
       formatAutocrypt({ addr: p.from, keydata: p.autocryptKey, preferEncrypt: "mutual" }),
     ],
-    ["Secure-Join", p.step],
-    ["Secure-Join-Invitenumber", p.inviteNumber],
+    [Header.SECURE_JOIN, p.step],
+    [Header.SECURE_JOIN_INVITENUMBER, p.inviteNumber],
   ];
   return new TextEncoder().encode(
     h.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n" +
-      `--${b}\r\nContent-Type: text/plain; charset="utf-8"\r\n\r\nSecure-Join: ${p.step}\r\n--${b}--\r\n`,
+      `--${b}\r\nContent-Type: text/plain; charset="utf-8"\r\n\r\n${Header.SECURE_JOIN}: ${p.step}\r\n--${b}--\r\n`,
   );
 }

@@ -36,6 +36,15 @@ export function errorResponse(id: RpcId, code: number, message: string): RpcResp
   return { jsonrpc: "2.0", id, error: { code, message } };
 }
 
+/** Members of one batch at most; a larger batch is answered with one -32600 and not run. */
+export const MAX_BATCH_MEMBERS = 100;
+
+/**
+ * Size of a batch's answer at most (UTF-16 code units of its JSON, about bytes): once the
+ * answers reach it, the remaining members are not run and each gets a -32000 error instead.
+ */
+export const MAX_BATCH_ANSWER_CHARS = 8 * 1024 * 1024;
+
 /** The reply to a request that needs none (notifications, void methods). */
 const NO_REPLY: RpcReply = Object.freeze({ status: 204 });
 
@@ -94,6 +103,15 @@ export function dispatchJson(
     const body = errorResponse(null, RpcCode.INVALID_REQUEST, "invalid request: empty batch");
     return { status: 200, body };
   }
+  if (value.length > MAX_BATCH_MEMBERS) {
+    const body = errorResponse(
+      null,
+      RpcCode.INVALID_REQUEST,
+      `invalid request: a batch may hold at most ${MAX_BATCH_MEMBERS} requests, ` +
+        `this one holds ${value.length}; nothing was run`,
+    );
+    return { status: 200, body };
+  }
   return dispatchBatch(value, services, methods);
 }
 
@@ -108,11 +126,43 @@ async function dispatchBatch(
 ): Promise<RpcReply> {
   // Members run one after another, so their side effects (e.g. sends) keep the batch's order.
   const responses: RpcResponse[] = [];
+  let chars = 2; // "[]"
   for (const member of members) {
+    if (chars > MAX_BATCH_ANSWER_CHARS) {
+      const skipped = notRun(member);
+      if (skipped !== undefined) responses.push(skipped);
+      continue;
+    }
     const response = await handleOne(member, services, methods, false);
-    if (response !== undefined) responses.push(response);
+    if (response === undefined) continue;
+    responses.push(response);
+    chars += jsonLength(response) + 1;
   }
   return responses.length === 0 ? NO_REPLY : { status: 200, body: responses };
+}
+
+/** The length of a response's JSON (a result JSON cannot represent counts as its error). */
+function jsonLength(response: RpcResponse): number {
+  try {
+    return JSON.stringify(response).length;
+  } catch {
+    return 100;
+  }
+}
+
+/** The answer to a batch member left out because the answer reached its size limit. */
+function notRun(member: unknown): RpcResponse | undefined {
+  const req = typeof member === "object" && member !== null && !Array.isArray(member)
+    ? member as Record<string, unknown>
+    : undefined;
+  if (req !== undefined && !("id" in req)) return undefined; // a notification: no answer
+  const id = req !== undefined && isId(req.id) ? req.id : null;
+  return errorResponse(
+    id,
+    RpcCode.LIMIT_REACHED,
+    `not run: the batch's answer reached its limit of ${MAX_BATCH_ANSWER_CHARS} characters; ` +
+      "send this request again in a smaller batch",
+  );
 }
 
 function isId(value: unknown): value is RpcId {

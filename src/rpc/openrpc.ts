@@ -3,7 +3,7 @@
  * published contract cannot drift from what dispatch validates.
  */
 import { GATEWAY_VERSION, RpcCode } from "../constants.ts";
-import type { MethodEntry, ResultType } from "./method.ts";
+import type { MethodEntry, ResultType } from "./method_entry.ts";
 
 /** A JSON Schema (draft 7, as OpenRPC 1.2 uses) fragment. */
 export type JsonSchema = Record<string, unknown>;

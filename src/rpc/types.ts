@@ -3,6 +3,7 @@
  * clients use) and the converters from domain values. The only place these JSON shapes exist.
  */
 import { ChatType, ContactId } from "../constants.ts";
+import { Viewtype } from "../protocol.ts";
 import type { ChatSummary } from "../core/chats.ts";
 import type { ContactDetails } from "../core/contacts.ts";
 import type { MessageDetails } from "../core/messages.ts";
@@ -98,7 +99,11 @@ export type QuoteObject =
     readonly viewType: string;
   };
 
-const QUOTED_IMAGES = new Set(["Image", "Gif", "Sticker"]);
+const QUOTED_IMAGES: ReadonlySet<string> = new Set([
+  Viewtype.IMAGE,
+  Viewtype.GIF,
+  Viewtype.STICKER,
+]);
 
 /** The quote object of a message with quote text `text` (see `QuoteObject`). */
 export function toQuoteObject(text: string, parent: MessageDetails["parent"]): QuoteObject | null {
@@ -169,7 +174,8 @@ export interface ChatListItem {
   readonly lastMessageId: number | null;
   readonly lastMessageType: string | null;
   readonly dmChatContact: number | null;
-  readonly avatarPath: null;
+  /** Absolute path of the group's avatar, else null. */
+  readonly avatarPath: string | null;
   readonly color: string;
   readonly isEncrypted: boolean;
   readonly isGroup: boolean;
@@ -203,7 +209,8 @@ export interface BasicChat {
   readonly name: string;
   readonly chatType: number;
   readonly isEncrypted: boolean;
-  readonly profileImage: null;
+  /** Absolute path of the group's avatar, else null. */
+  readonly profileImage: string | null;
   readonly archived: boolean;
   readonly pinned: boolean;
   readonly isMuted: boolean;
@@ -212,6 +219,11 @@ export interface BasicChat {
   readonly isDeviceChat: boolean;
   readonly isContactRequest: boolean;
   readonly color: string;
+  /**
+   * For a channel (chatType 130): `"owner"` for ours (Delta Chat's OutBroadcast), `"subscriber"`
+   * for one we subscribed to (InBroadcast, read-only); null for other chats.
+   */
+  readonly channelRole: "owner" | "subscriber" | null;
 }
 
 /** `get_full_chat_by_id`; `contactIds` as Delta Chat (1:1: `[peer]`). */
@@ -346,6 +358,7 @@ export function toChatListItem(
   peer: ContactDetails | undefined,
   selfInChat: boolean,
   nowMs = Date.now(),
+  avatarPath: string | null = null,
 ): ChatListItem {
   const [summaryText1, summaryText2] = summaryTexts(s);
   return {
@@ -362,7 +375,7 @@ export function toChatListItem(
     lastMessageId: s.lastMessage?.id ?? null,
     lastMessageType: s.lastMessage?.viewtype ?? null,
     dmChatContact: s.dmContactId,
-    avatarPath: null,
+    avatarPath,
     color: chatColor(s.chat, peer),
     isEncrypted: true,
     isGroup: s.chat.type === ChatType.GROUP,
@@ -379,17 +392,27 @@ export function toChatListItem(
 }
 
 /** Converts a chat to the basic chat info. */
-export function toBasicChat(chat: ChatRecord, name: string, peer?: ContactDetails): BasicChat {
+export function toBasicChat(
+  chat: ChatRecord,
+  name: string,
+  peer?: ContactDetails,
+  profileImage: string | null = null,
+): BasicChat {
   return {
     id: chat.id,
     name,
     chatType: chat.type,
     isEncrypted: true,
-    profileImage: null,
+    profileImage,
     archived: chat.archived,
     pinned: false,
     isMuted: chat.muted,
-    isUnpromoted: false,
+    isUnpromoted: chat.unpromoted,
+    channelRole: chat.type !== ChatType.BROADCAST
+      ? null
+      : chat.ownerId === ContactId.SELF
+      ? "owner"
+      : "subscriber",
     isSelfTalk: false,
     isDeviceChat: false,
     isContactRequest: false,

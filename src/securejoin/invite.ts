@@ -55,23 +55,32 @@ function cutName(name: string): string {
   return chars.length > MAX_NAME ? chars.slice(0, MAX_NAME - 1).join("") + "_" : name;
 }
 
-/** A random token: 18 bytes as 24 base64url characters (`i=` / `s=`). */
-export function newToken(
-  random: (n: number) => Uint8Array = (n) => crypto.getRandomValues(new Uint8Array(n)),
-): string {
-  return btoa(String.fromCharCode(...random(18))).replaceAll("+", "-").replaceAll("/", "_");
-}
-
 /** Formats a 1:1 invite in the legacy form every Delta Chat 2.x understands. */
 export function formatInvite(
-  p: { fingerprint: string; addr: string; name: string; inviteNumber: string; auth: string },
+  p: {
+    fingerprint: string;
+    addr: string;
+    name: string;
+    inviteNumber: string;
+    auth: string;
+    /** A group invite: its id (`x=`) and name (`g=`). */
+    group?: { id: string; name: string };
+    /** A channel invite: its id (`x=`) and name (`b=`); the invite number goes in `j=`. */
+    broadcast?: { id: string; name: string };
+  },
 ): string {
   const fpr = normalizeFingerprint(p.fingerprint);
   for (const [k, v] of [["inviteNumber", p.inviteNumber], ["auth", p.auth]]) {
     if (!TOKEN.test(v)) throw new InvalidInviteError(`${k} must be 11-32 base64url characters`);
   }
+  const group = p.group !== undefined
+    ? `&g=${encodeParam(cutName(p.group.name))}&x=${p.group.id}`
+    : p.broadcast !== undefined
+    ? `&b=${encodeParam(cutName(p.broadcast.name))}&x=${p.broadcast.id}`
+    : "";
+  const number = p.broadcast === undefined ? "i" : "j";
   return `OPENPGP4FPR:${fpr}#a=${encodeParam(p.addr)}&n=${encodeParam(cutName(p.name))}` +
-    `&i=${p.inviteNumber}&s=${p.auth}`;
+    `${group}&${number}=${p.inviteNumber}&s=${p.auth}`;
 }
 
 /** Upper-case hex of a 20-byte fingerprint; other characters (spaces) are ignored. */

@@ -11,14 +11,15 @@ import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { logger } from "../log.ts";
-import { formatInvite, newToken } from "./invite.ts";
-import {
-  Header,
-  type QueueMail,
-  SINGLE_CHAT_TYPE,
-  Step,
-  VERIFICATION_TIMEOUT_SECONDS,
-} from "./steps.ts";
+import { newToken } from "../crypto/random.ts";
+import { formatInvite } from "./invite.ts";
+import { ChatType, ContactId } from "../constants.ts";
+import { Channels } from "../core/channels.ts";
+import { GroupMembers } from "../core/group_members.ts";
+import { Groups } from "../core/groups.ts";
+import { GatewayError } from "../errors.ts";
+import { Header, SecureJoinStep } from "../protocol.ts";
+import { type QueueMail, VERIFICATION_TIMEOUT_SECONDS } from "./steps.ts";
 
 const log = logger("securejoin");
 
@@ -30,73 +31,105 @@ export interface InviterDeps {
   readonly queue: QueueMail;
 }
 
-/** The inviter side of every 1:1 invite this account made. */
+/** The inviter side of every 1:1 and group invite this account made. */
 export class Inviter {
   constructor(private readonly deps: InviterDeps) {}
 
   /**
-   * A new 1:1 invite link: the account's invite number (made once, then reused) and a new auth
-   * token, both stored before the link is returned.
+   * A new invite link: to a 1:1 chat (`chatId` 0), or to join a group we are a member of. The
+   * invite number is made once per target and reused; the auth token is new. Both are stored
+   * before the link is returned. A chat that is no such group → -1.
    */
-  createInvite(): string {
+  createInvite(chatId = 0): string {
     const store = this.deps.ctx.store.securejoin;
+    const target = chatId === 0 ? undefined : new Chats(this.deps.ctx).require(chatId);
+    const channel = target?.type === ChatType.BROADCAST ? target : undefined;
+    const group = target === undefined || channel !== undefined
+      ? undefined
+      : this.#groups().requireGroup(chatId);
+    if (group !== undefined && !new GroupMembers(this.deps.ctx).isMember(chatId, ContactId.SELF)) {
+      throw new GatewayError(`cannot invite to group chat ${chatId}: you are not a member`);
+    }
+    if (channel !== undefined && channel.ownerId !== ContactId.SELF) {
+      throw new GatewayError(`cannot invite to channel ${chatId}: only its owner can`);
+    }
     return this.deps.ctx.tx.run(() => {
-      let inviteNumber = store.tokens("invite", 0)[0]?.token;
+      let inviteNumber = store.tokens("invite", chatId)[0]?.token;
       if (inviteNumber === undefined) {
         inviteNumber = newToken();
-        store.addToken("invite", inviteNumber, 0);
+        store.addToken("invite", inviteNumber, chatId);
       }
       const auth = newToken();
-      store.addToken("auth", auth, 0);
+      store.addToken("auth", auth, chatId);
       return formatInvite({
         fingerprint: this.deps.self.fingerprint,
         addr: this.deps.self.addr,
         name: this.deps.self.name,
         inviteNumber,
         auth,
+        group: group && { id: group.grpid, name: group.name },
+        broadcast: channel && { id: channel.grpid, name: channel.name },
       });
     });
   }
 
-  /** Step 1 → 2: a plaintext vc-request with a known invite number gets vc-auth-required. */
-  async onRequest(mail: ReadMail): Promise<void> {
-    const number = mail.headers.get(Header.INVITE_NUMBER)?.trim() ?? "";
-    if (this.deps.ctx.store.securejoin.findToken("invite", number) === undefined) {
-      log.warn("vc-request with an unknown invite number ignored", { from: mail.from.addr });
-      return;
-    }
-    if (mail.autocrypt === undefined) {
-      log.warn("vc-request without a usable Autocrypt key ignored", { from: mail.from.addr });
-      return;
-    }
-    const to = { addr: mail.from.addr, publicKey: mail.autocrypt.keydata };
-    this.deps.queue(await this.deps.composer.renderSecureJoinStep(to, Step.AUTH_REQUIRED));
-    log.info("vc-request answered with vc-auth-required", { from: mail.from.addr });
+  #groups(): Groups {
+    return new Groups(this.deps.ctx, (d, c, r) => this.deps.composer.renderChat(d, c, r));
   }
 
   /**
-   * Step 3 → 4: checks vc-request-with-auth and, when it holds, verifies the joiner. Returns
-   * true when the contact was verified. Refusals are logged with the reason, never verified.
+   * Step 1 → 2: a plaintext vc-/vg-request with a known invite number gets vc-/vg-auth-required
+   * (the prefix copied from the request, as Delta Chat).
    */
-  async onRequestWithAuth(mail: ReadMail): Promise<boolean> {
+  async onRequest(mail: ReadMail, step: "vc-request" | "vg-request"): Promise<void> {
+    const number = mail.headers.get(Header.SECURE_JOIN_INVITENUMBER)?.trim() ?? "";
+    if (this.deps.ctx.store.securejoin.findToken("invite", number) === undefined) {
+      log.warn(`${step} with an unknown invite number ignored`, { from: mail.from.addr });
+      return;
+    }
+    if (mail.autocrypt === undefined) {
+      log.warn(`${step} without a usable Autocrypt key ignored`, { from: mail.from.addr });
+      return;
+    }
+    const to = { addr: mail.from.addr, publicKey: mail.autocrypt.keydata };
+    const reply = step === SecureJoinStep.VG_REQUEST
+      ? SecureJoinStep.VG_AUTH_REQUIRED
+      : SecureJoinStep.VC_AUTH_REQUIRED;
+    this.deps.queue(await this.deps.composer.renderSecureJoinStep(to, reply));
+    log.info(`${step} answered with ${reply}`, { from: mail.from.addr });
+  }
+
+  /**
+   * Step 3 → 4: checks vc-/vg-request-with-auth and, when it holds, verifies the joiner: for a
+   * 1:1 invite it gets vc-contact-confirm, for a group invite (the group comes from the auth
+   * token, not the request) it is added and every member gets the vg-member-added message.
+   * Returns true when the contact was verified. Refusals are logged with the reason.
+   */
+  async onRequestWithAuth(
+    mail: ReadMail,
+    step: "vc-request-with-auth" | "vg-request-with-auth",
+  ): Promise<boolean> {
     const refuse = (reason: string) => {
-      log.warn(`vc-request-with-auth refused: ${reason}`, { from: mail.from.addr });
+      log.warn(`${step} refused: ${reason}`, { from: mail.from.addr });
       this.deps.ctx.tx.emit({ kind: "Warning", msg: `SecureJoin request refused: ${reason}` });
       return false;
     };
-    const fpr = (mail.headers.get(Header.FINGERPRINT) ?? "").replace(/\s/g, "").toUpperCase();
+    const fpr = (mail.headers.get(Header.SECURE_JOIN_FINGERPRINT) ?? "").replace(/\s/g, "")
+      .toUpperCase();
     if (fpr === "" || fpr !== mail.signer) {
       return refuse("Secure-Join-Fingerprint does not match the signing key");
     }
-    const auth = mail.headers.get(Header.AUTH)?.trim() ?? "";
+    const auth = mail.headers.get(Header.SECURE_JOIN_AUTH)?.trim() ?? "";
     const store = this.deps.ctx.store.securejoin;
     const token = store.findToken("auth", auth);
-    if (token === undefined || token.chatId !== 0) {
-      return refuse("unknown or already used auth token");
-    }
+    if (token === undefined) return refuse("unknown or already used auth token");
     if (nowSeconds(this.deps.ctx) - token.createdAt > VERIFICATION_TIMEOUT_SECONDS) {
       store.removeToken(auth);
       return refuse("the auth token is older than 7 days");
+    }
+    if (token.chatId !== 0) return await this.#joinGroup(mail, token.chatId);
+    if (step !== SecureJoinStep.VC_REQUEST_WITH_AUTH) {
+      return refuse("a group request with the auth token of a 1:1 invite");
     }
     const contacts = new Contacts(this.deps.ctx);
     const chats = new Chats(this.deps.ctx);
@@ -107,15 +140,48 @@ export class Inviter {
       return { contactId: id, chatId: chats.getOrCreate1to1(id).chatId };
     });
     const to = { addr: mail.from.addr, publicKey: mail.signerKey! };
-    this.deps.queue(await this.deps.composer.renderSecureJoinStep(to, Step.CONTACT_CONFIRM));
+    this.deps.queue(
+      await this.deps.composer.renderSecureJoinStep(to, SecureJoinStep.VC_CONTACT_CONFIRM),
+    );
     this.deps.ctx.tx.emit({
       kind: "SecurejoinInviterProgress",
       contactId,
-      chatType: SINGLE_CHAT_TYPE,
+      chatType: ChatType.SINGLE,
       chatId,
       progress: 1000,
     });
     log.info("joiner verified; vc-contact-confirm queued", { contactId, chatId });
+    return true;
+  }
+
+  /**
+   * A verified group join: the joiner becomes a member and every member (the joiner included)
+   * gets the member-added message with `Secure-Join: vg-member-added` and every member's key.
+   * Group auth tokens stay valid (a group invite may be shared with several people).
+   */
+  async #joinGroup(mail: ReadMail, chatId: number): Promise<boolean> {
+    const contacts = new Contacts(this.deps.ctx);
+    const contactId = this.deps.ctx.tx.run(() => {
+      const { id } = contacts.upsertPeerFromKey(senderKey(mail));
+      contacts.markVerified(id);
+      return id;
+    });
+    const channel = this.deps.ctx.store.chats.get(chatId)?.type === ChatType.BROADCAST;
+    if (channel) {
+      await new Channels(this.deps.ctx, (d, c, r) => this.deps.composer.renderChat(d, c, r))
+        .addSubscriber(chatId, contactId);
+    } else await this.#groups().addMember(chatId, contactId, true);
+    this.deps.ctx.tx.emit({
+      kind: "SecurejoinInviterProgress",
+      contactId,
+      chatType: channel ? ChatType.BROADCAST : ChatType.GROUP,
+      chatId,
+      progress: 1000,
+    });
+    log.info("joiner verified and added to the group; vg-member-added queued", {
+      contactId,
+      chatId,
+    });
     return true;
   }
 }

@@ -1,13 +1,16 @@
 /**
- * The joiner role of SecureJoin (legacy flow, protocols.md §7.2): `join(link)` creates the
- * inviter's contact and 1:1 chat at once and sends the plaintext vc-request (or, when the
- * inviter's key is already known, vc-request-with-auth directly); vc-auth-required signed by the
- * invite's fingerprint is answered with vc-request-with-auth (progress 400); vc-contact-confirm
- * marks the inviter verified (progress 1000). State lives in the store, so a restart resumes.
+ * The joiner role of SecureJoin (legacy flow, protocols.md §7.2, deltachat-groups.md §5.2):
+ * `join(link)` creates the inviter's contact and the 1:1 chat (or, for a group invite, the group
+ * chat without us as a member) at once and sends the plaintext vc-/vg-request (or, when the
+ * inviter's key is already known, vc-/vg-request-with-auth directly); vc-/vg-auth-required
+ * signed by the invite's fingerprint is answered with the request-with-auth (progress 400);
+ * vc-contact-confirm, or the group's vg-member-added naming us, ends it (progress 1000). State
+ * lives in the store, so a restart resumes.
  */
 import { Chats } from "../core/chats.ts";
 import { Contacts } from "../core/contacts.ts";
-import { type CoreContext, nowSeconds } from "../core/context.ts";
+import { isValidGroupId } from "../core/chat_assignment.ts";
+import { type CoreContext, type Emit, nowSeconds } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
@@ -16,7 +19,9 @@ import type { GatewayEvent } from "../events/types.ts";
 import { logger } from "../log.ts";
 import type { JoinerRecord } from "../store/mod.ts";
 import { InvalidInviteError, type Invite, parseInvite } from "./invite.ts";
-import { type QueueMail, SINGLE_CHAT_TYPE, Step } from "./steps.ts";
+import { ChatType } from "../constants.ts";
+import { Header, SecureJoinStep } from "../protocol.ts";
+import type { QueueMail } from "./steps.ts";
 
 const log = logger("securejoin");
 
@@ -37,6 +42,11 @@ interface StoredInvite {
   name: string;
   inviteNumber: string;
   auth: string;
+  /** Group and channel invites: the id (`x=`) and name (`g=` / `b=`). */
+  groupId?: string;
+  groupName?: string;
+  /** A channel invite (`b=`). */
+  broadcast?: boolean;
 }
 
 /** Parses and checks a link for `join`; errors are InvalidParamsError with a clear message. */
@@ -56,8 +66,8 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
       "not an invite: the link has a fingerprint but no auth token (s=)",
     );
   }
-  if (invite.kind !== "contact") {
-    throw new InvalidParamsError(`${invite.kind} invites are not supported; use a 1:1 invite link`);
+  if (invite.kind !== "contact" && !isValidGroupId(invite.groupId ?? "")) {
+    throw new InvalidParamsError(`the ${invite.kind} invite has no valid id (x=)`);
   }
   if (invite.inviteNumber === undefined) {
     throw new InvalidParamsError(
@@ -70,6 +80,11 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
     name: invite.name,
     inviteNumber: invite.inviteNumber,
     auth: invite.auth!,
+    ...(invite.kind === "group"
+      ? { groupId: invite.groupId, groupName: invite.groupName || "Group" }
+      : invite.kind === "broadcast"
+      ? { groupId: invite.groupId, groupName: invite.groupName || "Channel", broadcast: true }
+      : {}),
   };
 }
 
@@ -84,8 +99,9 @@ export class Joiner {
   }
 
   /**
-   * Starts joining: returns the 1:1 chat id at once; the handshake runs through the mail queue.
-   * Bad links → InvalidParamsError (-32602).
+   * Starts joining: returns the 1:1 chat id (a group invite: the group's chat id, self not a
+   * member until the inviter's vg-member-added arrives) at once; the handshake runs through the
+   * mail queue. Bad links → InvalidParamsError (-32602).
    */
   async join(link: string): Promise<number> {
     const invite = checkInvite(link, this.deps.self);
@@ -100,13 +116,15 @@ export class Joiner {
         emit({ kind: "ContactsChanged", contactId: id });
         contact = this.deps.ctx.store.contacts.get(id)!;
       }
-      const { chatId } = this.#chats.getOrCreate1to1(contact.id);
+      const chatId = invite.groupId === undefined
+        ? this.#chats.getOrCreate1to1(contact.id).chatId
+        : this.#groupChat(invite, contact.id, emit);
       const key = contact.publicKey.length > 0 ? contact.publicKey : undefined;
       const joinerId = this.deps.ctx.store.securejoin.addJoiner({
         invite,
         contactId: contact.id,
         chatId,
-        step: key ? Step.REQUEST_WITH_AUTH : Step.REQUEST,
+        step: key ? stepOf(invite, "request-with-auth") : stepOf(invite, "request"),
         createdAt: nowSeconds(this.deps.ctx),
       });
       return { contactId: contact.id, chatId, joinerId, key };
@@ -118,6 +136,7 @@ export class Joiner {
         this.deps.composer.renderSecureJoinRequest(
           { addr: invite.addr, name: invite.name },
           invite.inviteNumber,
+          invite.groupId === undefined ? SecureJoinStep.VC_REQUEST : SecureJoinStep.VG_REQUEST,
         ),
       );
     }
@@ -125,15 +144,38 @@ export class Joiner {
     return chatId;
   }
 
+  /**
+   * The chat of a group or channel invite, created (without us as member) when unknown; a
+   * channel's owner is the inviter.
+   */
+  #groupChat(invite: StoredInvite, inviterId: number, emit: Emit): number {
+    const known = this.deps.ctx.store.chats.byGrpid(invite.groupId!);
+    if (known !== undefined) return known.id;
+    const chatId = this.deps.ctx.store.chats.insert({
+      type: invite.broadcast ? ChatType.BROADCAST : ChatType.GROUP,
+      name: invite.groupName ?? "",
+      grpid: invite.groupId,
+      createdAt: nowSeconds(this.deps.ctx),
+      ownerId: invite.broadcast ? inviterId : 0,
+    });
+    emit({ kind: "MsgsChanged", chatId: 0, msgId: 0 });
+    emit({ kind: "ChatModified", chatId });
+    return chatId;
+  }
+
   async #sendRequestWithAuth(invite: StoredInvite, key: Uint8Array): Promise<void> {
+    const headers: [string, string][] = [
+      [Header.SECURE_JOIN_AUTH, invite.auth],
+      [Header.SECURE_JOIN_FINGERPRINT, this.deps.self.fingerprint],
+    ];
+    if (invite.groupId !== undefined && !invite.broadcast) {
+      headers.push([Header.SECURE_JOIN_GROUP, invite.groupId]);
+    }
     this.deps.queue(
       await this.deps.composer.renderSecureJoinStep(
         { addr: invite.addr, name: invite.name, publicKey: key },
-        Step.REQUEST_WITH_AUTH,
-        [["Secure-Join-Auth", invite.auth], [
-          "Secure-Join-Fingerprint",
-          this.deps.self.fingerprint,
-        ]],
+        stepOf(invite, "request-with-auth"),
+        headers,
       ),
     );
   }
@@ -158,7 +200,7 @@ export class Joiner {
     const { joiner, invite } = pending;
     this.deps.ctx.tx.run(() => {
       this.#contacts.upsertPeerFromKey(senderKey(mail));
-      this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, Step.REQUEST_WITH_AUTH);
+      this.deps.ctx.store.securejoin.setJoinerStep(joiner.id, stepOf(invite, "request-with-auth"));
     });
     await this.#sendRequestWithAuth(invite, mail.signerKey!);
     this.deps.ctx.tx.emit(joinerProgress(joiner, 400));
@@ -172,7 +214,7 @@ export class Joiner {
    */
   async onContactConfirm(mail: ReadMail): Promise<boolean> {
     const pending = this.#pending(mail);
-    if (pending === undefined || pending.joiner.step !== Step.REQUEST_WITH_AUTH) {
+    if (pending === undefined || pending.joiner.step !== SecureJoinStep.VC_REQUEST_WITH_AUTH) {
       log.warn("vc-contact-confirm without a matching handshake ignored", {
         from: mail.from.addr,
       });
@@ -196,14 +238,49 @@ export class Joiner {
     }
     return true;
   }
+
+  /**
+   * vg-member-added from the inviter naming us (`Chat-Group-Member-Added`): the group join is
+   * done (1000). The mail itself is then applied as the group's message (it makes us a member).
+   * Returns false when it ends no handshake of ours (another member's join).
+   */
+  onMemberAdded(mail: ReadMail): boolean {
+    const pending = this.#pending(mail);
+    const added = mail.headers.get(Header.CHAT_GROUP_MEMBER_ADDED)?.trim().toLowerCase();
+    if (pending === undefined || pending.invite.groupId === undefined) return false;
+    if (added !== this.deps.self.addr.toLowerCase()) return false;
+    const grpid = mail.headers.get(Header.CHAT_GROUP_ID)?.trim();
+    if (grpid !== undefined && grpid !== pending.invite.groupId) return false;
+    const { joiner } = pending;
+    this.deps.ctx.tx.run((emit) => {
+      this.#contacts.upsertPeerFromKey(senderKey(mail));
+      this.#contacts.markVerified(joiner.contactId);
+      this.deps.ctx.store.securejoin.removeJoiner(joiner.id);
+      emit(joinerProgress(joiner, 1000));
+    });
+    log.info("added to the group by the inviter; handshake done", { chatId: joiner.chatId });
+    return true;
+  }
 }
 
-/** The joiner's progress event for its handshake's contact and 1:1 chat. */
+/** The vc- or vg- form of a step, by the invite's kind. */
+function stepOf(invite: StoredInvite, step: "request" | "request-with-auth") {
+  const group = invite.groupId !== undefined;
+  if (step === "request") return group ? SecureJoinStep.VG_REQUEST : SecureJoinStep.VC_REQUEST;
+  return group ? SecureJoinStep.VG_REQUEST_WITH_AUTH : SecureJoinStep.VC_REQUEST_WITH_AUTH;
+}
+
+/** The joiner's progress event for its handshake's contact and chat (1:1 or group). */
 function joinerProgress(joiner: JoinerRecord, progress: number): GatewayEvent {
+  const invite = joiner.invite as StoredInvite;
   return {
     kind: "SecurejoinJoinerProgress",
     contactId: joiner.contactId,
-    chatType: SINGLE_CHAT_TYPE,
+    chatType: invite.broadcast
+      ? ChatType.BROADCAST
+      : invite.groupId !== undefined
+      ? ChatType.GROUP
+      : ChatType.SINGLE,
     chatId: joiner.chatId,
     progress,
   };

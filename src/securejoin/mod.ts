@@ -7,15 +7,15 @@ import type { SecureJoinReceiver } from "../core/receive.ts";
 import { logger } from "../log.ts";
 import { Inviter, type InviterDeps } from "./inviter.ts";
 import { Joiner, type JoinerDeps } from "./joiner.ts";
-import { Step } from "./steps.ts";
+import { SecureJoinStep } from "../protocol.ts";
 
 const log = logger("securejoin");
 
 /** What RPC methods use (`get_chat_securejoin_qr_code`, `secure_join`). */
 export interface SecureJoinService {
-  /** A new 1:1 invite link. */
-  createInvite(): string;
-  /** Starts joining; resolves with the 1:1 chat id at once. */
+  /** A new invite link: 1:1 (`chatId` 0 or absent) or to a group we are a member of. */
+  createInvite(chatId?: number): string;
+  /** Starts joining; resolves with the 1:1 or group chat id at once. */
   join(link: string): Promise<number>;
 }
 
@@ -29,29 +29,34 @@ export class SecureJoin implements SecureJoinService, SecureJoinReceiver {
     this.joiner = new Joiner(deps);
   }
 
-  createInvite(): string {
-    return this.inviter.createInvite();
+  createInvite(chatId = 0): string {
+    return this.inviter.createInvite(chatId);
   }
 
   join(link: string): Promise<number> {
     return this.joiner.join(link);
   }
 
-  async onRequest(mail: ReadMail): Promise<void> {
-    if (mail.headers.get("secure-join") === Step.REQUEST) await this.inviter.onRequest(mail);
-    else log.info("group join requests are not supported; ignored", { from: mail.from.addr });
+  async onRequest(mail: ReadMail, step: "vc-request" | "vg-request"): Promise<void> {
+    await this.inviter.onRequest(mail, step);
   }
 
-  async onStep(mail: ReadMail, step: string): Promise<void> {
+  async onStep(mail: ReadMail, step: SecureJoinStep): Promise<void> {
     switch (step) {
-      case Step.AUTH_REQUIRED:
+      case SecureJoinStep.VC_AUTH_REQUIRED:
+      case SecureJoinStep.VG_AUTH_REQUIRED:
         await this.joiner.onAuthRequired(mail);
         return;
-      case Step.REQUEST_WITH_AUTH:
-        await this.inviter.onRequestWithAuth(mail);
+      case SecureJoinStep.VC_REQUEST_WITH_AUTH:
+      case SecureJoinStep.VG_REQUEST_WITH_AUTH:
+        await this.inviter.onRequestWithAuth(mail, step);
         return;
-      case Step.CONTACT_CONFIRM:
+      case SecureJoinStep.VC_CONTACT_CONFIRM:
         await this.joiner.onContactConfirm(mail);
+        return;
+      case SecureJoinStep.VG_MEMBER_ADDED:
+        // The reception pipeline applies it as the group's message afterwards.
+        this.joiner.onMemberAdded(mail);
         return;
       default:
         log.info("SecureJoin step not handled; ignored", { step, from: mail.from.addr });

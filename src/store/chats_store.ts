@@ -1,6 +1,7 @@
 /**
  * Rows of the `chats` and `chat_contacts` tables. A 1:1 chat (type 100) names its peer in
- * `contact_id` and lists only the peer as member, as Delta Chat stores it; groups list self (1) too.
+ * `contact_id` and lists only the peer as member, as Delta Chat stores it; groups list self (1)
+ * too. A row is a current member while `add_timestamp >= remove_timestamp`, else a past member.
  */
 import type { Db } from "./db.ts";
 
@@ -21,6 +22,29 @@ export interface ChatRecord {
   readonly muted: boolean;
   /** Disappearing-messages timer in seconds as the peer set it (`Ephemeral-Timer`); 0 off. */
   readonly ephemeralTimer: number;
+  /** Unix seconds the group name was set (`Chat-Group-Name-Timestamp`); 0 unknown. */
+  readonly nameTimestamp: number;
+  /** Blob name of the group avatar; '' none. */
+  readonly avatar: string;
+  /** Unix seconds of the avatar's last change; 0 never. */
+  readonly avatarTimestamp: number;
+  /** A group we created and have not announced by mail yet. */
+  readonly unpromoted: boolean;
+  /** Unix seconds we last sent every member's key (`Autocrypt-Gossip`); 0 never. */
+  readonly gossipedAt: number;
+  /** A channel's secret (posts are encrypted with it); '' for other chats or after leaving. */
+  readonly broadcastSecret: string;
+  /** A channel's owner: 1 when we own it, else the contact we subscribed to; 0 other chats. */
+  readonly ownerId: number;
+}
+
+/** One member row of a chat: a current member while `addTimestamp >= removeTimestamp`. */
+export interface MembershipRecord {
+  readonly contactId: number;
+  /** Unix seconds. */
+  readonly addTimestamp: number;
+  /** Unix seconds; 0 when never removed. */
+  readonly removeTimestamp: number;
 }
 
 /** Fields of a new chat. */
@@ -31,6 +55,10 @@ export interface NewChat {
   readonly grpid?: string;
   /** Unix seconds; default now (SQLite's clock). */
   readonly createdAt?: number;
+  readonly nameTimestamp?: number;
+  readonly unpromoted?: boolean;
+  readonly broadcastSecret?: string;
+  readonly ownerId?: number;
 }
 
 /** Filters of `listByActivity`. */
@@ -51,9 +79,18 @@ interface ChatRow {
   archived: number;
   muted: number;
   ephemeral_timer: number;
+  name_timestamp: number;
+  avatar: string;
+  avatar_timestamp: number;
+  unpromoted: number;
+  gossiped_at: number;
+  broadcast_secret: string;
+  owner_id: number;
 }
 
-const COLUMNS = "id, type, name, contact_id, grpid, created_at, archived, muted, ephemeral_timer";
+const COLUMNS =
+  "id, type, name, contact_id, grpid, created_at, archived, muted, ephemeral_timer, " +
+  "name_timestamp, avatar, avatar_timestamp, unpromoted, gossiped_at, broadcast_secret, owner_id";
 const SELECT = `SELECT ${COLUMNS} FROM chats`;
 
 function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
@@ -67,6 +104,13 @@ function toRecord(row: ChatRow | undefined): ChatRecord | undefined {
     archived: row.archived !== 0,
     muted: row.muted !== 0,
     ephemeralTimer: row.ephemeral_timer,
+    nameTimestamp: row.name_timestamp,
+    avatar: row.avatar,
+    avatarTimestamp: row.avatar_timestamp,
+    unpromoted: row.unpromoted !== 0,
+    gossipedAt: row.gossiped_at,
+    broadcastSecret: row.broadcast_secret,
+    ownerId: row.owner_id,
   };
 }
 
@@ -95,13 +139,17 @@ export class ChatsStore {
   /** Inserts a chat and returns its id (≥ 10). Members are added with `addMember`. */
   insert(c: NewChat): number {
     return this.db.run(
-      "INSERT INTO chats (type, name, contact_id, grpid, created_at) " +
-        "VALUES (?, ?, ?, ?, coalesce(?, unixepoch()))",
+      "INSERT INTO chats (type, name, contact_id, grpid, created_at, name_timestamp, unpromoted, " +
+        "broadcast_secret, owner_id) VALUES (?, ?, ?, ?, coalesce(?, unixepoch()), ?, ?, ?, ?)",
       c.type,
       c.name ?? "",
       c.contactId ?? 0,
       c.grpid ?? "",
       c.createdAt ?? null,
+      c.nameTimestamp ?? 0,
+      c.unpromoted ? 1 : 0,
+      c.broadcastSecret ?? "",
+      c.ownerId ?? 0,
     ).lastId;
   }
 
@@ -114,21 +162,116 @@ export class ChatsStore {
     );
   }
 
-  /** Removes a member; returns true when it was one. */
-  removeMember(chatId: number, contactId: number): boolean {
-    return this.db.run(
+  /** Deletes a member row (a channel subscriber who left: no past-member entry). */
+  deleteMember(chatId: number, contactId: number): void {
+    this.db.run(
       "DELETE FROM chat_contacts WHERE chat_id = ? AND contact_id = ?",
       chatId,
       contactId,
-    ).changes > 0;
+    );
   }
 
-  /** Member contact ids as stored, in the order they were added. */
+  /** Writes a member row's timestamps (creating the row when missing). */
+  setMembership(chatId: number, m: MembershipRecord): void {
+    this.db.run(
+      "INSERT INTO chat_contacts (chat_id, contact_id, add_timestamp, remove_timestamp) " +
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET " +
+        "add_timestamp = excluded.add_timestamp, remove_timestamp = excluded.remove_timestamp",
+      chatId,
+      m.contactId,
+      m.addTimestamp,
+      m.removeTimestamp,
+    );
+  }
+
+  /** A contact's row in a chat (current or past member), or undefined. */
+  membership(chatId: number, contactId: number): MembershipRecord | undefined {
+    const r = this.db.get<{ contact_id: number; add_timestamp: number; remove_timestamp: number }>(
+      "SELECT contact_id, add_timestamp, remove_timestamp FROM chat_contacts " +
+        "WHERE chat_id = ? AND contact_id = ?",
+      chatId,
+      contactId,
+    );
+    return r && {
+      contactId: r.contact_id,
+      addTimestamp: r.add_timestamp,
+      removeTimestamp: r.remove_timestamp,
+    };
+  }
+
+  /** Every member row of a chat, current and past, newest addition first (Delta Chat's order). */
+  memberships(chatId: number): MembershipRecord[] {
+    return this.db.all<{ contact_id: number; add_timestamp: number; remove_timestamp: number }>(
+      "SELECT contact_id, add_timestamp, remove_timestamp FROM chat_contacts WHERE chat_id = ? " +
+        "ORDER BY add_timestamp DESC, rowid DESC",
+      chatId,
+    ).map((r) => ({
+      contactId: r.contact_id,
+      addTimestamp: r.add_timestamp,
+      removeTimestamp: r.remove_timestamp,
+    }));
+  }
+
+  /** Current member contact ids, in the order they were added. */
   memberIds(chatId: number): number[] {
     return this.db.all<{ contact_id: number }>(
-      "SELECT contact_id FROM chat_contacts WHERE chat_id = ? ORDER BY added_at, rowid",
+      "SELECT contact_id FROM chat_contacts WHERE chat_id = ? " +
+        "AND add_timestamp >= remove_timestamp ORDER BY added_at, rowid",
       chatId,
     ).map((r) => r.contact_id);
+  }
+
+  /** Past members removed at or after `since` (Unix seconds), most recently removed first. */
+  pastMemberIds(chatId: number, since: number): number[] {
+    return this.db.all<{ contact_id: number }>(
+      "SELECT contact_id FROM chat_contacts WHERE chat_id = ? AND remove_timestamp > " +
+        "add_timestamp AND remove_timestamp >= ? ORDER BY remove_timestamp DESC, rowid",
+      chatId,
+      since,
+    ).map((r) => r.contact_id);
+  }
+
+  /** Sets the group name and the time it was set. */
+  setGroupName(id: number, name: string, timestamp: number): void {
+    this.db.run(
+      "UPDATE chats SET name = ?, name_timestamp = ? WHERE id = ?",
+      name,
+      timestamp,
+      id,
+    );
+  }
+
+  /** Sets the group avatar (blob name, '' none) and the time of the change. */
+  setAvatar(id: number, avatar: string, timestamp: number): void {
+    this.db.run(
+      "UPDATE chats SET avatar = ?, avatar_timestamp = ? WHERE id = ?",
+      avatar,
+      timestamp,
+      id,
+    );
+  }
+
+  /** Marks a group announced (its first mail is queued). */
+  setPromoted(id: number): void {
+    this.db.run("UPDATE chats SET unpromoted = 0 WHERE id = ?", id);
+  }
+
+  /** Sets a channel's secret ('' after leaving it). */
+  setBroadcastSecret(id: number, secret: string): void {
+    this.db.run("UPDATE chats SET broadcast_secret = ? WHERE id = ?", secret, id);
+  }
+
+  /** Secrets of the channels we subscribe to (for decrypting their posts). */
+  subscribedSecrets(): string[] {
+    return this.db.all<{ broadcast_secret: string }>(
+      "SELECT broadcast_secret FROM chats WHERE type = 130 AND owner_id <> 1 " +
+        "AND broadcast_secret <> ''",
+    ).map((r) => r.broadcast_secret);
+  }
+
+  /** Records when every member's key was last gossiped. */
+  setGossipedAt(id: number, timestamp: number): void {
+    this.db.run("UPDATE chats SET gossiped_at = ? WHERE id = ?", timestamp, id);
   }
 
   /** Sets the stored name. */
@@ -158,7 +301,8 @@ export class ChatsStore {
   listByActivity(filter: ChatListFilter): ChatRecord[] {
     const member = filter.contactId === undefined
       ? ""
-      : "AND c.id IN (SELECT chat_id FROM chat_contacts WHERE contact_id = ?)";
+      : "AND c.id IN (SELECT chat_id FROM chat_contacts WHERE contact_id = ? " +
+        "AND add_timestamp >= remove_timestamp)";
     const params = filter.contactId === undefined ? [] : [filter.contactId];
     return this.db.all<ChatRow>(
       `SELECT ${COLUMNS.split(", ").map((c) => `c.${c}`).join(", ")}

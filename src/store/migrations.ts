@@ -213,4 +213,23 @@ export const MIGRATIONS: readonly string[] = [
   `
   UPDATE contacts SET last_seen = unixepoch() WHERE last_seen > unixepoch();
   `,
+  // 10: groups as Delta Chat keeps them: members with the times they were added and removed
+  // (a member while added >= removed; past members stay listed), the time of the group name
+  // and avatar (a newer one wins), whether the group was announced yet, and when its members'
+  // keys were last gossiped.
+  `
+  ALTER TABLE chat_contacts ADD COLUMN add_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chat_contacts ADD COLUMN remove_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN name_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN avatar TEXT NOT NULL DEFAULT '';
+  ALTER TABLE chats ADD COLUMN avatar_timestamp INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN unpromoted INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE chats ADD COLUMN gossiped_at INTEGER NOT NULL DEFAULT 0;
+  `,
+  // 11: broadcast channels (type 130): the secret posts are encrypted with, and who owns the
+  // channel (1: we do; else the contact whose channel we subscribed to).
+  `
+  ALTER TABLE chats ADD COLUMN broadcast_secret TEXT NOT NULL DEFAULT '';
+  ALTER TABLE chats ADD COLUMN owner_id INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

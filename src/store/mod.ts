@@ -18,7 +18,7 @@ export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
 export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.ts";
-export type { ChatListFilter, ChatRecord, NewChat } from "./chats_store.ts";
+export type { ChatListFilter, ChatRecord, MembershipRecord, NewChat } from "./chats_store.ts";
 export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";
 export type { NewOutboxMail, OutboxRecord } from "./outbox_store.ts";
 export type { OwedReceipt, ReceiptKind } from "./owed_receipts_store.ts";

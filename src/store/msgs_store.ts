@@ -2,6 +2,7 @@
  * Rows of the `msgs` table: chat messages in and out, with their file, delivery state and the
  * links used for dedup (Message-ID) and Delta Chat's pre/post-message merge. Ids start at 10.
  */
+import { DownloadState, Viewtype } from "../protocol.ts";
 import type { Db, SqlValue } from "./db.ts";
 
 /** One message as stored. Timestamps are Unix seconds. */
@@ -107,7 +108,7 @@ const DEFAULTS: Partial<Record<keyof MessageRecord, SqlValue>> = {
   subject: "",
   timestampSent: 0,
   timestampRcvd: 0,
-  viewtype: "Text",
+  viewtype: Viewtype.TEXT,
   file: "",
   fileName: "",
   fileMime: "",
@@ -118,7 +119,7 @@ const DEFAULTS: Partial<Record<keyof MessageRecord, SqlValue>> = {
   error: "",
   inReplyTo: "",
   postMessageId: "",
-  downloadState: "Done",
+  downloadState: DownloadState.DONE,
   fromFingerprint: "",
   edited: 0,
   quote: "",

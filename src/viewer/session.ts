@@ -75,7 +75,8 @@ export class ViewerSessions {
    */
   authenticate(fingerprint: string): IssuedToken {
     if (!timingSafeEqual(digest(normalizeFingerprint(fingerprint)), this.#expected)) {
-      log.warn("viewer authentication failed: fingerprint does not match this device");
+      // per-client limits and the log summary: http/auth_rate_limit.ts
+      log.debug("viewer authentication failed: fingerprint does not match this device");
       throw new ViewerAuthError("viewer authentication failed");
     }
     const now = this.#now();

@@ -21,6 +21,12 @@ export interface SpawnDaemonOptions {
    * instead of `--host/--port/--data-dir`, and PRIVITTY_* instead of EDGE_* variables.
    */
   readonly productForm?: boolean;
+  /** Start through `deno task start` (the deno task runner in front) instead of start.sh. */
+  readonly viaTask?: boolean;
+  /** Start in a process group of its own (`setsid`): its id is the daemon's `pid`. */
+  readonly ownProcessGroup?: boolean;
+  /** `ulimit -n` for the daemon (soft and hard): how many file descriptors it may open. */
+  readonly fileLimit?: number;
 }
 
 /** A daemon subprocess. */
@@ -56,8 +62,16 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
   const where = opts.productForm
     ? ["--accounts", opts.dataDir, "--listen", `127.0.0.1:${port}`]
     : ["--data-dir", opts.dataDir, "--port", String(port), "--host", "127.0.0.1"];
-  const child = new Deno.Command("bash", {
-    args: [`${ROOT}scripts/start.sh`, ...where, ...(opts.args ?? [])],
+  const daemonArgs = [...where, ...(opts.args ?? [])];
+  let command = opts.viaTask
+    ? [Deno.execPath(), "task", "start", ...daemonArgs]
+    : ["bash", `${ROOT}scripts/start.sh`, ...daemonArgs];
+  if (opts.fileLimit !== undefined) {
+    command = ["bash", "-c", `ulimit -n ${opts.fileLimit} && exec "$@"`, "bash", ...command];
+  }
+  if (opts.ownProcessGroup) command = ["setsid", ...command];
+  const child = new Deno.Command(command[0], {
+    args: command.slice(1),
     cwd: ROOT,
     env,
     clearEnv: false,

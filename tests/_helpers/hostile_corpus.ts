@@ -12,7 +12,8 @@ import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import { readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
 import { renderEncryptedEnvelope, rfc5322Date } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage, renderSecureJoinStep } from "../../src/mime/factory.ts";
-import { newToken } from "../../src/securejoin/invite.ts";
+import type { SecureJoinStep } from "../../src/protocol.ts";
+import { newToken } from "../../src/crypto/random.ts";
 
 /** One hostile mail. */
 export interface HostileMail {
@@ -324,7 +325,7 @@ export async function buildHostileCorpus(inp: CorpusInput): Promise<HostileMail[
   const step = async (
     name: string,
     from: string,
-    stepName: string,
+    stepName: SecureJoinStep,
     headers: [string, string][],
   ) => {
     const id = newId(name);

@@ -51,3 +51,26 @@ Deno.test("DomainTx runs of two contexts on one database share the outer transac
   assert.equal(sink.take().length, 1);
   store.close();
 });
+
+Deno.test("DomainTx.mailQueued() wakes the sender once, after the outermost commit", () => {
+  const store = Store.open(":memory:");
+  const sink = new RecordingSink();
+  let wakes = 0;
+  const tx = new DomainTx(store.db, sink, () => wakes++);
+  tx.run(() => {
+    tx.mailQueued();
+    tx.run(() => tx.mailQueued());
+    assert.equal(wakes, 0, "not before the commit");
+  });
+  assert.equal(wakes, 1, "once per commit, however many mails");
+  tx.mailQueued();
+  assert.equal(wakes, 2, "outside a run, at once");
+  assert.throws(() =>
+    tx.run(() => {
+      tx.mailQueued();
+      throw new Error("boom");
+    })
+  );
+  assert.equal(wakes, 2, "a rollback wakes nobody");
+  store.close();
+});

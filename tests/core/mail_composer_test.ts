@@ -29,7 +29,7 @@ Deno.test("chat messages, receipts and SecureJoin steps pass the relay filter an
     chat,
     await a.composer.renderReceipt(to, ["m1@x", "m2@x"], "displayed"),
     await a.composer.renderSecureJoinStep(to, "vc-auth-required"),
-    a.composer.renderSecureJoinRequest({ addr: b.addr }, "AAAAAAAAAAAAAAAAAAAAAAAA"),
+    a.composer.renderSecureJoinRequest({ addr: b.addr }, "AAAAAAAAAAAAAAAAAAAAAAAA", "vc-request"),
   ];
   for (const m of mails) {
     const verdict = checkOutgoing(

@@ -4,6 +4,7 @@
  */
 import { EventBus, type EventBusOptions } from "../../src/events/bus.ts";
 import { createApp } from "../../src/http/app.ts";
+import type { AuthRateLimit } from "../../src/http/auth_rate_limit.ts";
 import { serviceHealth } from "../../src/http/health_route.ts";
 import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
 import { ViewerSessions } from "../../src/viewer/session.ts";
@@ -21,6 +22,7 @@ export interface TestAppOptions {
   readonly bus?: EventBusOptions;
   readonly openProtectedFile?: ViewerDeps["openProtectedFile"];
   readonly tokenLifetimeMs?: number;
+  readonly authRateLimit?: AuthRateLimit;
 }
 
 /** An app plus the pieces tests inspect; call `close()` at the end. */
@@ -46,6 +48,7 @@ export function testApp(options: TestAppOptions = {}) {
     cors: options.cors ?? false,
     ssePingMs: options.ssePingMs ?? 60_000,
     health: serviceHealth(services),
+    authRateLimit: options.authRateLimit,
   });
   const close = () => {
     bus.close();

@@ -19,7 +19,8 @@ import {
 import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
 import { renderChatMessage, renderSecureJoinStep } from "../../src/mime/factory.ts";
 import { parseMime } from "../../src/mime/parser.ts";
-import { formatInvite, newToken } from "../../src/securejoin/invite.ts";
+import { newToken } from "../../src/crypto/random.ts";
+import { formatInvite } from "../../src/securejoin/invite.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
 import { createSmtpTransport } from "../../src/transport/smtp_client.ts";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { RpcCode } from "../../src/constants.ts";
 import { GatewayError, LicenseRequiredError } from "../../src/errors.ts";
 import { requireLicense } from "../../src/license/gate.ts";
-import type { LicenseSource } from "../../src/services.ts";
+import type { LicenseSource } from "../../src/license/manager.ts";
 
 function source(status: string, reason?: string): LicenseSource {
   return {

@@ -132,3 +132,17 @@ Deno.test("another version or another file type is refused by name", async () =>
   );
   assert.equal(await reasonFor(png), "bad_magic");
 });
+
+Deno.test("a damaged chunk read ahead of the consumer is no unhandled rejection", async () => {
+  // Chunk 1 fails while the consumer still holds chunk 0: the failure must wait for the next
+  // pull instead of escaping as an unhandled rejection (which would end the daemon).
+  const bad = PRV.slice();
+  bad[span(1).offset + 3] ^= 1;
+  for (let round = 0; round < 20; round++) {
+    const reader = await openPrv(bytesSource(bad), ENC.cek);
+    const parts = reader.stream().getReader();
+    assert.deepEqual((await parts.read()).value, PLAIN.subarray(0, CHUNK_SIZE));
+    await new Promise((r) => setTimeout(r, 5)); // let chunk 1's decryption fail meanwhile
+    await assert.rejects(parts.read(), (e) => e instanceof PrvError);
+  }
+});

@@ -5,7 +5,13 @@
 import assert from "node:assert/strict";
 import { GatewayError } from "../../src/errors.ts";
 import { setLogSink } from "../../src/log.ts";
-import { dispatch, dispatchJson, toRpcError } from "../../src/rpc/dispatch.ts";
+import {
+  dispatch,
+  dispatchJson,
+  MAX_BATCH_ANSWER_CHARS,
+  MAX_BATCH_MEMBERS,
+  toRpcError,
+} from "../../src/rpc/dispatch.ts";
 import { fakeServices } from "./_fake_services.ts";
 import { calls, testMethods } from "./_test_methods.ts";
 
@@ -266,5 +272,53 @@ Deno.test("dispatchJson() takes an already parsed request", async () => {
     assert.deepEqual(reply, { status: 200, body: { jsonrpc: "2.0", id: 1, result: [1] } });
   } finally {
     services.store.close();
+  }
+});
+
+Deno.test("dispatch() refuses a batch over MAX_BATCH_MEMBERS with one -32600 and runs none", async () => {
+  calls.length = 0;
+  const member = '{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}';
+  const reply = await rpc(`[${Array(MAX_BATCH_MEMBERS + 1).fill(member).join(",")}]`);
+  assert.deepEqual(reply, {
+    status: 200,
+    body: {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: `invalid request: a batch may hold at most ${MAX_BATCH_MEMBERS} requests, ` +
+          `this one holds ${MAX_BATCH_MEMBERS + 1}; nothing was run`,
+      },
+    },
+  });
+  assert.deepEqual(calls, []);
+  const full = await rpc(`[${Array(MAX_BATCH_MEMBERS).fill(member).join(",")}]`);
+  assert.ok(full.status === 200 && Array.isArray(full.body));
+  assert.equal(full.body.length, MAX_BATCH_MEMBERS);
+});
+
+Deno.test("dispatch() stops running a batch once its answer reaches the size limit", async () => {
+  calls.length = 0;
+  const big = "x".repeat(MAX_BATCH_ANSWER_CHARS / 2);
+  const echo = (id: number) => ({ jsonrpc: "2.0", method: "echo", params: [big], id });
+  const batch = [
+    echo(1),
+    echo(2),
+    echo(3),
+    { jsonrpc: "2.0", method: "echo", params: [1] },
+    echo(4),
+  ];
+  const reply = await rpc(JSON.stringify(batch));
+  assert.ok(reply.status === 200 && Array.isArray(reply.body));
+  // The first two answers pass the limit; the rest are not run, the notification not answered.
+  assert.equal(calls.length, 2);
+  assert.deepEqual(reply.body.map((r) => r.id), [1, 2, 3, 4]);
+  for (const r of reply.body.slice(2)) {
+    assert.ok("error" in r);
+    assert.equal(r.error.code, -32000);
+    assert.match(
+      r.error.message,
+      /not run: the batch's answer reached its limit of \d+ characters/,
+    );
   }
 });

@@ -4,7 +4,6 @@ import {
   encodeParam,
   formatInvite,
   InvalidInviteError,
-  newToken,
   parseInvite,
 } from "../../src/securejoin/invite.ts";
 
@@ -160,10 +159,4 @@ Deno.test("parseInvite() explains what is wrong", () => {
       link,
     );
   }
-});
-
-Deno.test("newToken() makes 24 base64url characters from 18 random bytes", () => {
-  const t = newToken(() => new Uint8Array(18).fill(0xfb));
-  assert.equal(t, "-_v7-_v7-_v7-_v7-_v7-_v7");
-  assert.match(newToken(), /^[A-Za-z0-9_-]{24}$/);
 });

@@ -3,11 +3,13 @@
  * order of the help text and of the README table.
  */
 import type { Command } from "../command.ts";
+import { broadcast } from "./broadcast.ts";
 import { chats } from "./chats.ts";
 import { config } from "./config.ts";
 import { connectivity } from "./connectivity.ts";
 import { contacts } from "./contacts.ts";
 import { events } from "./events.ts";
+import { group } from "./group.ts";
 import { health } from "./health.ts";
 import { info } from "./info.ts";
 import { invite } from "./invite.ts";
@@ -35,6 +37,8 @@ export const COMMANDS: readonly Command[] = [
   join,
   contacts,
   chats,
+  group,
+  broadcast,
   messages,
   send,
   sendFile,

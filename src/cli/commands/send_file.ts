@@ -3,6 +3,7 @@
  * The path is on the daemon host; the CLI passes it along and never reads the file itself.
  */
 import { ACCOUNT_ID } from "../../constants.ts";
+import { Viewtype } from "../../protocol.ts";
 import { parseId, UsageError } from "../args.ts";
 import { type Command, type CommandContext, stringOption } from "../command.ts";
 import { printMessageId } from "./send.ts";
@@ -12,7 +13,7 @@ async function run(ctx: CommandContext): Promise<number> {
   const chatId = parseId(chat, "chat", "send-file");
   if (path === "") throw new UsageError("send-file needs a non-empty <path>", "send-file");
   const text = stringOption(ctx, "text");
-  const data: Record<string, string> = { file: path, viewtype: "File" };
+  const data: Record<string, string> = { file: path, viewtype: Viewtype.FILE };
   if (text !== undefined) data.text = text;
   const result = await ctx.rpc.call("send_msg", [ACCOUNT_ID, chatId, data]);
   await ctx.out.result(result, (v) => printMessageId(ctx, v));

@@ -75,7 +75,13 @@ function chatListItem(chats: Chats, contacts: Contacts, id: number): ChatListRes
   const summary = chats.summary(id);
   if (summary === undefined) return { kind: "Error", id, error: `chat ${id} not found` };
   const peer = summary.dmContactId === null ? undefined : contacts.details(summary.dmContactId);
-  return toChatListItem(summary, peer, chats.selfInChat(summary.chat));
+  return toChatListItem(
+    summary,
+    peer,
+    chats.selfInChat(summary.chat),
+    Date.now(),
+    chats.avatarPath(summary.chat),
+  );
 }
 
 /**
@@ -111,7 +117,7 @@ export const getBasicChatInfo: MethodEntry = {
     const peer = chat.type === ChatType.SINGLE
       ? new Contacts(ctx).details(chat.contactId)
       : undefined;
-    return toBasicChat(chat, chats.nameOf(chat), peer);
+    return toBasicChat(chat, chats.nameOf(chat), peer, chats.avatarPath(chat));
   },
 };
 
@@ -134,12 +140,12 @@ export const getFullChatById: MethodEntry = {
       : new Contacts(ctx).details(summary.dmContactId);
     const selfIn = chats.selfInChat(summary.chat);
     return {
-      ...toBasicChat(summary.chat, summary.name, peer),
+      ...toBasicChat(summary.chat, summary.name, peer, chats.avatarPath(summary.chat)),
       contactIds: chats.memberIds(summary.chat.id),
-      pastContactIds: [],
+      pastContactIds: chats.pastMemberIds(summary.chat.id),
       freshMessageCounter: summary.freshCount,
       selfInGroup: selfIn,
-      canSend: selfIn,
+      canSend: chats.canSend(summary.chat),
       ephemeralTimer: summary.chat.ephemeralTimer,
       wasSeenRecently: peer !== undefined && seenRecently(peer.lastSeen),
       mailingListAddress: null,

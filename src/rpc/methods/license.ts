@@ -3,7 +3,7 @@
  * `license_deactivate`) and the license-gated `secure_*` file-protection family (SPEC §4, §5).
  */
 import { GatewayError } from "../../errors.ts";
-import type { LicenseSource } from "../../services.ts";
+import type { LicenseSource } from "../../license/manager.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 
 /**

@@ -5,13 +5,7 @@
  */
 import { contextOf } from "../../core/context.ts";
 import { OutgoingControls } from "../../core/outgoing_controls.ts";
-import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
-import { requireTransport } from "./transport.ts";
-
-function wake(s: Services): void {
-  s.outgoing?.queued?.(0);
-}
 
 /**
  * `send_edit_request [account_id, message_id, new_text]` → nothing (HTTP 204). Our message's
@@ -28,9 +22,8 @@ export const sendEditRequest: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, text]) {
-    const render = requireTransport(s.outgoing?.renderControl);
+    const render = s.outgoing.renderControl.bind(s.outgoing);
     await new OutgoingControls(contextOf(s), render).edit(id as number, text as string);
-    wake(s);
   },
 };
 
@@ -48,9 +41,8 @@ export const deleteMessagesForAll: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, ids]) {
-    const render = requireTransport(s.outgoing?.renderControl);
+    const render = s.outgoing.renderControl.bind(s.outgoing);
     await new OutgoingControls(contextOf(s), render).deleteForAll(ids as number[]);
-    wake(s);
   },
 };
 

@@ -9,7 +9,6 @@ import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
 import { InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
-import { requireTransport } from "./transport.ts";
 import { describeJson, matchesType } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
@@ -93,7 +92,7 @@ const SEND_USE: FileUse = { method: "send_msg", verb: "sent" };
  * moved or changed. The message and its outbox row are written in one transaction;
  * `MsgsChanged{chatId,msgId}` follows, then `MsgDelivered` once the relay accepted it. Errors:
  * unknown chat, a file the rules refuse (`send_msg: "/x" is not inside the files directory …`),
- * a recipient without key, or no running mail transport → -1 and nothing is stored; bad
+ * or a recipient without key → -1 and nothing is stored; bad
  * MessageData → -32602. To a contact whose SecureJoin handshake is still running (no key yet)
  * the message waits, pending, and goes out when the join completes (or fails when it times out).
  */
@@ -117,7 +116,7 @@ export const sendMsg: MethodEntry = {
     await using file = m.file === undefined
       ? undefined
       : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
-    const outgoing = requireTransport(s.outgoing);
+    const outgoing = s.outgoing;
     const msgId = await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,
@@ -125,7 +124,6 @@ export const sendMsg: MethodEntry = {
       file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
     }, (draft, chat, recipients) => outgoing.render(draft, chat, recipients));
-    outgoing.queued?.(msgId);
     return msgId;
   },
 };
@@ -205,7 +203,7 @@ export const markseenMsgs: MethodEntry = {
     // One transaction: a crash cannot leave messages seen whose read receipts are not owed.
     ctx.tx.run(() => {
       const receipts = new MessageStates(ctx).markSeen(ids as number[]);
-      if (receipts.length > 0) s.outgoing?.oweReadReceipts?.(receipts);
+      if (receipts.length > 0) s.outgoing.oweReadReceipts(receipts);
     });
   },
 };

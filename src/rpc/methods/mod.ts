@@ -6,6 +6,7 @@ import { createMethodTable, type MethodEntry, type MethodTable } from "../method
 import { ACCOUNT_METHODS } from "./account.ts";
 import { CHAT_METHODS } from "./chats.ts";
 import { CONTACT_METHODS } from "./contacts.ts";
+import { GROUP_METHODS } from "./groups.ts";
 import { MESSAGE_METHODS } from "./messages.ts";
 import { MESSAGE_EDIT_METHODS } from "./message_edits.ts";
 import { REACTION_METHODS } from "./reactions.ts";
@@ -17,6 +18,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   ACCOUNT_METHODS,
   CONTACT_METHODS,
   CHAT_METHODS,
+  GROUP_METHODS,
   MESSAGE_METHODS,
   MESSAGE_EDIT_METHODS,
   REACTION_METHODS,

@@ -8,7 +8,6 @@ import { OutgoingControls } from "../../core/outgoing_controls.ts";
 import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { toReactionsObject } from "../types.ts";
-import { requireTransport } from "./transport.ts";
 
 /**
  * `get_message_reactions [account_id, message_id]` → `{reactionsByContact, reactions}` or null
@@ -42,12 +41,11 @@ export const sendReaction: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, id, reaction]) {
-    const render = requireTransport(s.outgoing?.renderControl);
+    const render = s.outgoing.renderControl.bind(s.outgoing);
     await new OutgoingControls(contextOf(s), render).react(
       id as number,
       (reaction as string[]).join(" "),
     );
-    s.outgoing?.queued?.(0);
   },
 };
 

@@ -3,45 +3,33 @@
  * `secure_join` starts joining a peer's link and returns the chat id at once; the handshake runs
  * in the background and reports `SecurejoinInviterProgress` / `SecurejoinJoinerProgress` events.
  */
-import { GatewayError } from "../../errors.ts";
-import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
-
-function secureJoinOf(s: Services) {
-  if (s.secureJoin === undefined) {
-    throw new GatewayError("SecureJoin is not available: the mail transport is not running");
-  }
-  return s.secureJoin;
-}
 
 /**
  * `get_chat_securejoin_qr_code [account_id, chat_id|null]` → invite link
- * `OPENPGP4FPR:<FPR>#a=<addr>&n=<name>&i=<invite>&s=<auth>` (a new auth token per call, no `v=3`).
- * Only 1:1 invites (`null`); a chat id → -1 (group invites are not supported).
+ * `OPENPGP4FPR:<FPR>#a=<addr>&n=<name>[&g=<group>&x=<group id>]&i=<invite>&s=<auth>` (a new
+ * auth token per call, no `v=3`, so every Delta Chat 2.x joins). null: a 1:1 invite; a group
+ * chat id: an invite to that group (Delta Chat shows "join group"); the joiner becomes a member
+ * and every member gets the member-added message. A chat that is no group of ours → -1.
  */
 export const getChatSecurejoinQrCode: MethodEntry = {
   name: "get_chat_securejoin_qr_code",
-  summary: "Creates a 1:1 invite link (OPENPGP4FPR:…) for a peer to join with secure_join.",
+  summary: "Creates an invite link (OPENPGP4FPR:…): 1:1 with null, else to join the group.",
   params: [
     ACCOUNT_PARAM,
-    { name: "chat_id", type: "u32?", description: "null for a 1:1 invite." },
+    { name: "chat_id", type: "u32?", description: "null for a 1:1 invite, or a group chat id." },
   ],
   result: { type: "string", description: "The invite link." },
-  handler(s, [, chatId]) {
-    if (chatId !== null) {
-      throw new GatewayError(
-        `group invites are not supported (chat ${chatId}): pass null for a 1:1 invite`,
-      );
-    }
-    return secureJoinOf(s).createInvite();
-  },
+  handler: (s, [, chatId]) => s.secureJoin.createInvite((chatId as number | null) ?? 0),
 };
 
 /**
- * `secure_join [account_id, link]` → chat id of the 1:1 chat with the inviter (at once).
- * Accepts `OPENPGP4FPR:…` and `https://i.delta.chat/#…`. Malformed link → -32602 saying what is
- * wrong; own link → -1. Events: `ContactsChanged`, `ChatModified`, then
- * `SecurejoinJoinerProgress` 400 and 1000 as the handshake proceeds.
+ * `secure_join [account_id, link]` → chat id of the 1:1 chat with the inviter, or for a group
+ * invite (`…&x=<group id>&g=<name>`, Delta Chat's too) the group's chat id, at once; we become a
+ * member when the inviter's member-added arrives. Accepts `OPENPGP4FPR:…` and
+ * `https://i.delta.chat/#…`. Malformed link → -32602 saying what is wrong; own link → -1.
+ * Events: `ContactsChanged`, `ChatModified`, then `SecurejoinJoinerProgress` 400 and 1000 (with
+ * the chat's id and type) as the handshake proceeds.
  */
 export const secureJoin: MethodEntry = {
   name: "secure_join",
@@ -51,7 +39,7 @@ export const secureJoin: MethodEntry = {
     { name: "link", type: "string", description: "OPENPGP4FPR:… or https://i.delta.chat/#…" },
   ],
   result: { type: "u32", description: "The chat id." },
-  handler: (s, [, link]) => secureJoinOf(s).join(link as string),
+  handler: (s, [, link]) => s.secureJoin.join(link as string),
 };
 
 /** The SecureJoin methods, in documentation order. */

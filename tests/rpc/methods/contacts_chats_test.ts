@@ -146,6 +146,7 @@ Deno.test("get_basic_chat_info and get_full_chat_by_id describe a 1:1 chat", asy
       isDeviceChat: false,
       isContactRequest: false,
       color: "#6cb234",
+      channelRole: null,
     };
     assert.deepEqual(await result(s, "get_basic_chat_info", [1, 10]), basic);
     assert.deepEqual(await result(s, "get_full_chat_by_id", [1, 10]), {

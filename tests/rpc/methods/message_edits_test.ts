@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { contextOf } from "../../../src/core/context.ts";
 import { Messages } from "../../../src/core/messages.ts";
-import type { OutgoingRenderer } from "../../../src/services.ts";
+import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import { fakeRender } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
 
@@ -18,6 +18,7 @@ function fakeOutgoing() {
     });
   const outgoing: OutgoingRenderer = {
     render: fakeRender(),
+    oweReadReceipts: () => {},
     renderControl: (c, to) => {
       asked.push(
         c.kind === "edit"
@@ -86,10 +87,6 @@ Deno.test("delete_messages_for_all (204) deletes ours here and queues one reques
     assert.equal(s.store.msgs.get(a), undefined);
     assert.equal(s.store.msgs.get(b), undefined);
     assert.equal((await rpcError(s, "delete_messages_for_all", [1, [a]])).code, -1);
-    assert.match(
-      (await rpcError(base, "delete_messages_for_all", [1, [a]])).message,
-      /mail transport is not running/,
-    );
   } finally {
     s.store.close();
   }

@@ -2,22 +2,20 @@
 import assert from "node:assert/strict";
 import { contextOf } from "../../../src/core/context.ts";
 import { Messages } from "../../../src/core/messages.ts";
-import type { OutgoingRenderer } from "../../../src/services.ts";
+import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import type { MessageRecord } from "../../../src/store/mod.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
 import { fakeRender } from "../../core/_messaging.ts";
 import { BOB_FPR, call, result, rpcError, seeded } from "./_messaging.ts";
 
-/** A renderer that records queued ids and read receipts. */
-function fakeOutgoing(): OutgoingRenderer & { queuedIds: number[]; receipts: MessageRecord[][] } {
+/** A renderer that records read receipts. */
+function fakeOutgoing(): OutgoingRenderer & { receipts: MessageRecord[][] } {
   const render = fakeRender();
-  const queuedIds: number[] = [];
   const receipts: MessageRecord[][] = [];
   return {
     render,
-    queued: (id) => queuedIds.push(id),
     oweReadReceipts: (m) => void receipts.push([...m]),
-    queuedIds,
+    renderControl: () => Promise.reject(new Error("no controls in this test")),
     receipts,
   };
 }
@@ -34,7 +32,11 @@ Deno.test("send_msg sends text and files; the caller's file stays where it was",
       const src = `${dir}/files/report.txt.prv`;
       await Deno.writeTextFile(src, "encrypted bytes");
       const fileId = await result(s, "send_msg", [1, s.chatId, { file: src, text: "see file" }]);
-      assert.deepEqual(outgoing.queuedIds, [textId, fileId]);
+      assert.equal(s.wakes.count, 2, "the sender is woken once per queued message");
+      assert.deepEqual(s.store.outbox.due(Date.now() + 1000).map((r) => r.msgId), [
+        textId,
+        fileId,
+      ]);
       assert.equal(await Deno.readTextFile(src), "encrypted bytes");
       const m = await result(s, "get_message", [1, fileId]) as Record<string, unknown>;
       assert.match(String(m.file), new RegExp(`^${dir}/accounts/1/blobs/[0-9a-f]{32}\\.prv$`));
@@ -56,7 +58,7 @@ Deno.test("send_msg sends text and files; the caller's file stays where it was",
   });
 });
 
-Deno.test("send_msg says clearly what is wrong with MessageData, the file or the transport", async () => {
+Deno.test("send_msg says clearly what is wrong with MessageData or the file", async () => {
   await withTempDir(async (dir) => {
     const base = seeded(dir);
     const s = { ...base, outgoing: fakeOutgoing() };
@@ -102,10 +104,6 @@ Deno.test("send_msg says clearly what is wrong with MessageData, the file or the
         message: "cannot quote message 77: message not found",
       });
       assert.deepEqual(await err({ text: "x" }, 99), { code: -1, message: "chat 99 not found" });
-      assert.deepEqual(await rpcError(base, "send_msg", [1, s.chatId, { text: "x" }]), {
-        code: -1,
-        message: "sending is not available: the mail transport is not running",
-      });
       assert.equal(s.store.countMessages(), 0);
     } finally {
       s.store.close();
@@ -153,7 +151,7 @@ Deno.test("send_msg refuses every file outside the files directory and stores no
       }
       assert.equal(s.store.countMessages(), 0, "no message row");
       assert.equal(s.store.outbox.count(), 0, "no outbox row");
-      assert.deepEqual(s.outgoing.queuedIds, []);
+      assert.equal(s.wakes.count, 0, "the sender is not woken");
       assert.deepEqual([...Deno.readDirSync(`${dir}/accounts/1/blobs`)], [], "no blob copied");
     } finally {
       s.store.close();
@@ -320,6 +318,7 @@ Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (
     oweReadReceipts: () => {
       throw new Error("disk full");
     },
+    renderControl: () => Promise.reject(new Error("no controls in this test")),
   };
   const s = { ...base, outgoing };
   try {

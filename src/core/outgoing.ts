@@ -1,0 +1,61 @@
+/**
+ * The sending side RPC methods use: renders and encrypts chat messages and control mails with
+ * the account's composer, and owes read receipts. Queuing is the domain's job (the outbox row is
+ * written with the message; `DomainTx.mailQueued` wakes the sender after the commit).
+ */
+import type { MessageRecord } from "../store/mod.ts";
+import type { ChatRecord, ContactRecord } from "../store/mod.ts";
+import type { ChatControl } from "./chat_control.ts";
+import type { MailComposer } from "./mail_composer.ts";
+import type { OutgoingDraft, RenderedMail } from "./messages.ts";
+import type { ReceiptBatcher } from "./receipt_batcher.ts";
+
+/** Renders what the account sends (`send_msg`, reactions, edits) and owes read receipts. */
+export interface OutgoingRenderer {
+  /** Renders a draft for the chat's recipients (every one has a key); see `RenderFn`. */
+  render(
+    message: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail>;
+  /**
+   * Owes read receipts for messages just marked seen whose sender asked for one. Called inside
+   * the transaction that marked them (it only writes rows and wakes the sender), so the state
+   * change and the receipts owed commit together or not at all.
+   */
+  oweReadReceipts(messages: readonly MessageRecord[]): void;
+  /** Renders a reaction, edit or delete request of ours (`MailComposer.renderControl`). */
+  renderControl(
+    control: ChatControl,
+    recipients: readonly ContactRecord[],
+    ephemeralTimer: number,
+  ): Promise<RenderedMail>;
+}
+
+/** The production `OutgoingRenderer`: the account's composer and receipt batcher. */
+export class ComposerOutgoing implements OutgoingRenderer {
+  constructor(
+    private readonly composer: MailComposer,
+    private readonly receipts: ReceiptBatcher,
+  ) {}
+
+  render(
+    draft: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): Promise<RenderedMail> {
+    return this.composer.renderChat(draft, chat, recipients);
+  }
+
+  oweReadReceipts(messages: readonly MessageRecord[]): void {
+    for (const m of messages) this.receipts.add(m.fromId, m.rfc724Mid, "displayed");
+  }
+
+  renderControl(
+    control: ChatControl,
+    recipients: readonly ContactRecord[],
+    ephemeralTimer: number,
+  ): Promise<RenderedMail> {
+    return this.composer.renderControl(control, recipients, ephemeralTimer);
+  }
+}

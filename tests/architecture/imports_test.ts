@@ -1,0 +1,148 @@
+/**
+ * Dependencies point one way (DESIGN §3): parses the imports of every `src/**\/*.ts` and fails on
+ * an import cycle, on a module importing a higher layer, and on the CLI importing more than its
+ * HTTP client and wire types.
+ */
+import assert from "node:assert/strict";
+import { dirname, join, normalize, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src"));
+
+/**
+ * Layers, lowest first; a module may import its own layer and lower ones. Longest matching
+ * prefix wins. `cli/` stands apart (see `CLI_MAY_IMPORT`).
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  // 0: leaves: names, numbers, errors, logging, the event union and bus
+  ["constants.ts", "protocol.ts", "errors.ts", "log.ts", "env_shim.ts", "events/"],
+  // 1: pure and effectful edges
+  ["store/", "crypto/", "mime/", "transport/", "config.ts"],
+  // 2: the domain core
+  ["core/"],
+  // 3: domain services built on core
+  ["securejoin/", "protected_files/", "viewer/", "license/", "provision/"],
+  // 4: composition of the running account and what RPC handlers get
+  ["services.ts", "mail_runtime.ts"],
+  // 5: JSON-RPC
+  ["rpc/"],
+  // 6: HTTP
+  ["http/"],
+  // 7: the programs' composition roots and entries (the daemon, the license server)
+  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts", "license_server/"],
+];
+
+/** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
+const CLI_MAY_IMPORT = [
+  "constants.ts",
+  "protocol.ts",
+  "errors.ts",
+  "events/types.ts",
+  "rpc/types.ts",
+  "license/inspect.ts",
+];
+
+function layerOf(path: string): number {
+  let best = -1, bestLen = -1;
+  LAYERS.forEach((prefixes, i) => {
+    for (const p of prefixes) {
+      const hit = p.endsWith("/") ? path.startsWith(p) : path === p;
+      if (hit && p.length > bestLen) [best, bestLen] = [i, p.length];
+    }
+  });
+  return best;
+}
+
+/** Every `.ts` file under `dir`, relative to `SRC`. */
+function sources(dir = SRC): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory) out.push(...sources(path));
+    else if (e.name.endsWith(".ts")) out.push(relative(SRC, path));
+  }
+  return out.sort();
+}
+
+/** Relative imports of a file (static, re-exports, type-only and dynamic), resolved to `SRC`. */
+export function importsOf(file: string, text: string): string[] {
+  const specs = [
+    ...text.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*["']([^"']+)["']/gms),
+    ...text.matchAll(/^\s*import\s*["']([^"']+)["']/gm),
+    ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m) => m[1]).filter((s) => s.startsWith("."));
+  return [...new Set(specs.map((s) => relative(SRC, normalize(join(SRC, dirname(file), s)))))];
+}
+
+function graph(): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const f of sources()) g.set(f, importsOf(f, Deno.readTextFileSync(join(SRC, f))));
+  return g;
+}
+
+/** Strongly connected components with more than one module, or a module importing itself. */
+export function cycles(g: ReadonlyMap<string, readonly string[]>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>(), low = new Map<string, number>();
+  const stack: string[] = [], on = new Set<string>(), out: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index), low.set(v, index++), stack.push(v), on.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!g.has(w)) continue;
+      if (!idx.has(w)) visit(w), low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do (w = stack.pop()!, on.delete(w), scc.push(w)); while (w !== v);
+      if (scc.length > 1 || (g.get(v) ?? []).includes(v)) out.push(scc.sort());
+    }
+  };
+  for (const v of g.keys()) if (!idx.has(v)) visit(v);
+  return out;
+}
+
+/** Imports that break the layering, as `from → to` lines. */
+export function layerViolations(g: ReadonlyMap<string, readonly string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of g) {
+    for (const to of tos) {
+      if (from.startsWith("cli/")) {
+        if (!to.startsWith("cli/") && !CLI_MAY_IMPORT.includes(to)) bad.push(`${from} → ${to}`);
+        continue;
+      }
+      if (to.startsWith("cli/")) {
+        if (from !== "program_name.ts") bad.push(`${from} → ${to}`);
+        continue;
+      }
+      const [a, b] = [layerOf(from), layerOf(to)];
+      if (a < 0) bad.push(`${from}: not in any layer (add it to LAYERS)`);
+      else if (b > a) bad.push(`${from} → ${to}`);
+    }
+  }
+  return [...new Set(bad)];
+}
+
+Deno.test("src/ has no import cycle", () => {
+  assert.deepEqual(cycles(graph()), []);
+});
+
+Deno.test("src/ imports only its own layer or lower ones; the CLI only its client and wire types", () => {
+  assert.deepEqual(layerViolations(graph()), []);
+});
+
+Deno.test("the checks catch a cycle and an upward import", () => {
+  const g = new Map([
+    ["core/a.ts", ["core/b.ts"]],
+    ["core/b.ts", ["core/a.ts", "securejoin/x.ts"]],
+    ["securejoin/x.ts", ["core/a.ts"]],
+    ["cli/y.ts", ["core/a.ts"]],
+  ]);
+  assert.deepEqual(cycles(g), [["core/a.ts", "core/b.ts", "securejoin/x.ts"]]);
+  assert.deepEqual(layerViolations(g), ["core/b.ts → securejoin/x.ts", "cli/y.ts → core/a.ts"]);
+  assert.deepEqual(
+    importsOf("core/a.ts", 'import type { X } from "../store/mod.ts";\nexport * from "./b.ts";'),
+    ["store/mod.ts", "core/b.ts"],
+  );
+});
