@@ -94,6 +94,8 @@ export interface RssResult {
 
 export interface PrvBenchResult {
   readonly started: string;
+  /** The machine's 1-minute load average (/proc/loadavg) when the run started and ended. */
+  readonly load: [number, number];
   readonly wallS: number;
   readonly sizes: SizeResult[];
   readonly large?: LargeResult;
@@ -105,6 +107,9 @@ function cpuMs(): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
 }
+
+/** The 1-minute load average (runnable threads, all processes; the machine has 2 cores). */
+const loadAverage = () => Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
 
 const window = new Uint8Array(WINDOW);
 for (let at = 0; at < WINDOW; at += 65536) crypto.getRandomValues(window.subarray(at, at + 65536));
@@ -461,6 +466,7 @@ async function rssWhileDecrypting(
 /** Runs every measurement; temporary files are removed whatever happens. */
 export async function prvBench(): Promise<PrvBenchResult> {
   const started = new Date().toISOString();
+  const loadStart = loadAverage();
   const t0 = performance.now();
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "edge-prv-bench-" });
   try {
@@ -485,7 +491,8 @@ export async function prvBench(): Promise<PrvBenchResult> {
       }
       await Deno.remove(enc.path);
     }
-    return { started, wallS: (performance.now() - t0) / 1000, sizes, large };
+    const load: [number, number] = [loadStart, loadAverage()];
+    return { started, load, wallS: (performance.now() - t0) / 1000, sizes, large };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -114,6 +114,11 @@ function spread(runs: PrvBenchResult[]): string {
       `| ${s}: decrypt-stream (≥ 0.8) | ${per((r) => at(r).decRatio[0].toFixed(2))} |`,
     );
   }
+  lines.push(
+    `| machine load (1-min average, 2 cores) at start → end | ${
+      per((r) => `${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}`)
+    } |`,
+  );
   if (runs.every((r) => r.large)) {
     const L = (r: PrvBenchResult) => r.large!;
     lines.push(
