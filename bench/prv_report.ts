@@ -218,7 +218,7 @@ Notes:
   still cost), and with no file at all (pipeline) at ${r2(small.pipeRatio)}. That fixed per-file
   cost, not throughput, is what the ${size(small.bytes)} encrypt ratio measures; the
   ${size(small.bytes)} decrypt ratio likewise carries the open (header MAC, key derivation, final
-  chunk: most of the time to first byte below).
+  chunk: most of the time to first byte above).
 - Decryption reads chunk 0 alone (the first byte, the type sniff), then runs of 16 chunks with one
   read each, two runs in flight, 4 chunk decryptions at once; read buffers are reused and the final
   chunk, verified at open, is not decrypted again. What RSS grows by is mostly garbage: WebCrypto
