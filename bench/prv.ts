@@ -3,8 +3,10 @@
  * `BENCH_ONLY=prv deno task bench`): encrypt and decrypt-stream 1 MiB, 100 MiB and 1 GiB files
  * against raw WebCrypto AES-256-GCM over the same bytes in the same run (paired rounds), time to
  * first plaintext byte and a 1 MiB range read at the end of the 1 GiB file, and the RSS growth of
- * a process that decrypts the 1 GiB file. Temporary files live in /tmp and are removed.
+ * a process that decrypts the 1 GiB file (with the daemon's runtime flags and without), all of it
+ * BENCH_PRV_RUNS times. Temporary files live in /tmp and are removed.
  */
+import { tempNameFor, writeAll } from "../src/protected_files/atomic_file.ts";
 import {
   encryptPrv,
   encryptToPrv,
@@ -43,6 +45,10 @@ export interface SizeResult {
   readonly encRatioOne: [number, number, number];
   readonly decRatioOne: [number, number, number];
   readonly encMs: number;
+  /** encryptPrv into a temporary file renamed over the .prv, with no flush at all (bench only). */
+  readonly noFlushMs: number;
+  /** fdatasync, rename and directory fsync of a just-written file of the .prv's size. */
+  readonly flushMs: number;
   /** encryptPrv from the opened file to a sink that drops the output: the container's CPU cost. */
   readonly pipeMs: number;
   readonly copyMs: number;
@@ -51,10 +57,16 @@ export interface SizeResult {
   /** Medians of the per-round ratios raw ÷ ours (throughput ratio) and their IQR. */
   readonly encRatio: [number, number, number];
   readonly encRatio4: [number, number, number];
+  readonly noFlushRatio: [number, number, number];
   readonly pipeRatio: [number, number, number];
   readonly decRatio: [number, number, number];
   readonly decRatio4: [number, number, number];
   readonly rawDec4Ms: number;
+  /**
+   * Process CPU time (all threads: WebCrypto's pool, the hash worker; from /proc/self/stat, 10 ms
+   * ticks, summed over the rounds) per MiB: what each side costs whatever the machine's load.
+   */
+  readonly cpuMsPerMiB: { rawEnc: number; enc: number; pipe: number; rawDec: number; dec: number };
 }
 
 /** Latency and memory on the largest file. */
@@ -63,10 +75,13 @@ export interface LargeResult {
   readonly ttfbMs: [number, number];
   readonly rangeMs: [number, number];
   /**
-   * Fresh process: ours, ours with `--expose-gc` (the reader's GC hint active), ours on its second
-   * stream, raw WebCrypto decrypt of as many bytes.
+   * Fresh processes: ours with the daemon's runtime flags (scripts/permissions.sh, the target),
+   * ours without them, ours on its second stream (daemon flags), raw WebCrypto decrypt of as
+   * many bytes (no flags).
    */
-  readonly rss: { fresh: RssResult; gcHint: RssResult; second: RssResult; raw: RssResult };
+  readonly rss: { daemon: RssResult; noFlags: RssResult; second: RssResult; raw: RssResult };
+  /** The daemon's runtime flags, as scripts/permissions.sh defines them. */
+  readonly daemonV8Flags: string;
 }
 
 export interface RssResult {
@@ -79,10 +94,22 @@ export interface RssResult {
 
 export interface PrvBenchResult {
   readonly started: string;
+  /** The machine's 1-minute load average (/proc/loadavg) when the run started and ended. */
+  readonly load: [number, number];
   readonly wallS: number;
   readonly sizes: SizeResult[];
   readonly large?: LargeResult;
 }
+
+/** CPU time of this process so far (user + system, all threads), in ms; Linux. */
+function cpuMs(): number {
+  const stat = Deno.readTextFileSync("/proc/self/stat");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime in 1/100 s
+}
+
+/** The 1-minute load average (runnable threads, all processes; the machine has 2 cores). */
+const loadAverage = () => Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
 
 const window = new Uint8Array(WINDOW);
 for (let at = 0; at < WINDOW; at += 65536) crypto.getRandomValues(window.subarray(at, at + 65536));
@@ -172,6 +199,45 @@ async function encryptFile(src: string, bytes: number, dest: string) {
   return { ms: performance.now() - t0, enc };
 }
 
+/**
+ * Ours without the flushes (bench only, to show what they cost): encryptPrv into a temporary
+ * file beside `dest`, then renamed over it; no fdatasync, no directory fsync.
+ */
+async function encryptFileNoFlush(src: string, bytes: number, dest: string): Promise<number> {
+  using file = await Deno.open(src);
+  const t0 = performance.now();
+  const tmp = tempNameFor(dest);
+  {
+    using out = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+    await encryptPrv(file, bytes, (b) => writeAll(out, b));
+  }
+  await Deno.rename(tmp, dest);
+  return performance.now() - t0;
+}
+
+/**
+ * The flushes encryptToPrv adds for durability, alone: a file of `bytes` is written (untimed),
+ * then timed: fdatasync, close, rename and the directory's fsync.
+ */
+async function flushCost(dir: string, bytes: number): Promise<number> {
+  const tmp = `${dir}/.flush-probe`;
+  const out = await Deno.open(tmp, { write: true, create: true, truncate: true });
+  for (let at = 0; at < bytes; at += WINDOW) {
+    await writeAll(out, window.subarray(0, Math.min(WINDOW, bytes - at)));
+  }
+  const t0 = performance.now();
+  await out.syncData();
+  out.close();
+  await Deno.rename(tmp, `${dir}/flush-probe`);
+  {
+    using d = await Deno.open(dir, { read: true });
+    await d.syncData();
+  }
+  const ms = performance.now() - t0;
+  await Deno.remove(`${dir}/flush-probe`);
+  return ms;
+}
+
 /** The pipeline alone: read, hash, seal, hash; the output is dropped instead of written. */
 async function encryptPipeline(src: string, bytes: number): Promise<number> {
   using file = await Deno.open(src);
@@ -225,6 +291,8 @@ async function benchSize(
     rawOneEnc: [],
     rawOneDec: [],
     enc: [],
+    noFlush: [],
+    flush: [],
     pipe: [],
     copy: [],
     rawDec: [],
@@ -234,6 +302,7 @@ async function benchSize(
     string,
     number[]
   >;
+  const cpu: Record<string, number> = {};
   let enc!: PrvFileEncryption;
   // Not for the 1 GiB file: 3 GiB of one-shot buffers in this process would slow the rest.
   const oneShot = bytes <= ONE_SHOT_MAX ? await oneShotAes(bytes) : undefined;
@@ -257,6 +326,8 @@ async function benchSize(
         enc = r.enc;
         return r.ms;
       }],
+      ["noFlush", () => encryptFileNoFlush(src, bytes, `${src}.noflush.prv`)],
+      ["flush", () => flushCost(dir, enc.prvSize)],
       ["pipe", () => encryptPipeline(src, bytes)],
       ["copy", () => copyFile(src, `${src}.copy`)],
       ["rawDec", () => rawAes(bytes, true)],
@@ -264,9 +335,14 @@ async function benchSize(
       ["dec", () => decryptStream(enc.path, enc.cek)],
     ];
     if (i % 2 === 1) steps.reverse();
-    for (const [name, run] of steps) t[name].push(await run());
+    for (const [name, run] of steps) {
+      const c0 = cpuMs();
+      t[name].push(await run());
+      cpu[name] = (cpu[name] ?? 0) + cpuMs() - c0;
+    }
   }
   await Deno.remove(`${src}.copy`);
+  await Deno.remove(`${src}.noflush.prv`);
   await Deno.remove(src);
   const m = (k: string) => t[k].length ? median(t[k]) : NaN;
   return {
@@ -281,6 +357,8 @@ async function benchSize(
       encRatioOne: ratios(t.rawOneEnc, t.enc),
       decRatioOne: ratios(t.rawOneDec, t.dec),
       encMs: m("enc"),
+      noFlushMs: m("noFlush"),
+      flushMs: m("flush"),
       pipeMs: m("pipe"),
       copyMs: m("copy"),
       rawDecMs: m("rawDec"),
@@ -288,9 +366,13 @@ async function benchSize(
       decMs: m("dec"),
       encRatio: ratios(t.rawEnc, t.enc),
       encRatio4: ratios(t.rawEnc4, t.enc),
+      noFlushRatio: ratios(t.rawEnc, t.noFlush),
       pipeRatio: ratios(t.rawEnc, t.pipe),
       decRatio: ratios(t.rawDec, t.dec),
       decRatio4: ratios(t.rawDec4, t.dec),
+      cpuMsPerMiB: Object.fromEntries(
+        ["rawEnc", "enc", "pipe", "rawDec", "dec"].map((k) => [k, cpu[k] / rounds / mib]),
+      ) as SizeResult["cpuMsPerMiB"],
     },
   };
 }
@@ -351,13 +433,32 @@ async function rssChild(
   return JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").pop()!) as RssResult;
 }
 
+/** The daemon's runtime flags: DAEMON_V8_FLAGS of scripts/permissions.sh (one definition). */
+async function daemonV8Flags(): Promise<string> {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", `. "${HERE}../scripts/permissions.sh" && printf %s "$DAEMON_V8_FLAGS"`],
+    stdout: "piped",
+  }).output();
+  const flags = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success || !flags) throw new Error("scripts/permissions.sh defines no DAEMON_V8_FLAGS");
+  return flags;
+}
+
 /** RSS growth while decrypting the whole file, each in a fresh process. */
-async function rssWhileDecrypting(enc: PrvFileEncryption): Promise<LargeResult["rss"]> {
+async function rssWhileDecrypting(
+  enc: PrvFileEncryption,
+  flags: string,
+): Promise<LargeResult["rss"]> {
   const cekHex = Array.from(enc.cek, (b) => b.toString(16).padStart(2, "0")).join("");
+  const daemon = flags.split(" ");
   return {
-    fresh: await rssChild("prv", enc.path, { cekHex }),
-    gcHint: await rssChild("prv", enc.path, { cekHex, flags: ["--v8-flags=--expose-gc"] }),
-    second: await rssChild("prv", enc.path, { cekHex, env: { PRV_RSS_WARM_FULL: "1" } }),
+    daemon: await rssChild("prv", enc.path, { cekHex, flags: daemon }),
+    noFlags: await rssChild("prv", enc.path, { cekHex }),
+    second: await rssChild("prv", enc.path, {
+      cekHex,
+      flags: daemon,
+      env: { PRV_RSS_WARM_FULL: "1" },
+    }),
     raw: await rssChild("raw", String(enc.plaintextSize)),
   };
 }
@@ -365,6 +466,7 @@ async function rssWhileDecrypting(enc: PrvFileEncryption): Promise<LargeResult["
 /** Runs every measurement; temporary files are removed whatever happens. */
 export async function prvBench(): Promise<PrvBenchResult> {
   const started = new Date().toISOString();
+  const loadStart = loadAverage();
   const t0 = performance.now();
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "edge-prv-bench-" });
   try {
@@ -374,26 +476,43 @@ export async function prvBench(): Promise<PrvBenchResult> {
       const { r, enc } = await benchSize(dir, mib);
       sizes.push(r);
       console.log(
-        `prv ${mib} MiB: enc ×${r.encRatio[0].toFixed(2)}, dec ×${r.decRatio[0].toFixed(2)}`,
+        `prv ${mib} MiB: enc ×${r.encRatio[0].toFixed(2)} (no flush ×${
+          r.noFlushRatio[0].toFixed(2)
+        }, pipeline ×${r.pipeRatio[0].toFixed(2)}), dec ×${r.decRatio[0].toFixed(2)}`,
       );
       if (mib === Math.max(...SIZES_MIB)) {
-        large = { bytes: r.bytes, ...await latencies(enc), rss: await rssWhileDecrypting(enc) };
+        const flags = await daemonV8Flags();
+        large = {
+          bytes: r.bytes,
+          ...await latencies(enc),
+          rss: await rssWhileDecrypting(enc, flags),
+          daemonV8Flags: flags,
+        };
       }
       await Deno.remove(enc.path);
     }
-    return { started, wallS: (performance.now() - t0) / 1000, sizes, large };
+    const load: [number, number] = [loadStart, loadAverage()];
+    return { started, load, wallS: (performance.now() - t0) / 1000, sizes, large };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 }
 
 /** Runs the benchmark and writes its section of BENCHMARKS.md. */
+/** Whole runs of the section (`BENCH_PRV_RUNS`, default 3): the machine is shared and noisy. */
+const RUNS = Math.max(1, Number(Deno.env.get("BENCH_PRV_RUNS") ?? 3));
+
+/** Runs the benchmark RUNS times and writes its section of BENCHMARKS.md. */
 export async function runPrvSection(
   command = "npx --yes deno@2.9.5 task bench",
-): Promise<PrvBenchResult> {
-  const r = await prvBench();
-  await writePrvSection(r, command);
-  return r;
+): Promise<PrvBenchResult[]> {
+  const runs: PrvBenchResult[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    console.log(`prv: run ${i + 1} of ${RUNS}`);
+    runs.push(await prvBench());
+  }
+  await writePrvSection(runs, command);
+  return runs;
 }
 
 if (import.meta.main) await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");

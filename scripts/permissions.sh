@@ -4,7 +4,15 @@
 #
 #   daemon_permission_flags DATA_DIR FILES_DIR [KEY_FILES]   -> prints one flag per line
 # KEY_FILES: comma-separated license public-key files (EDGE_LICENSE_TRUSTED_KEYS) the daemon
-# may read when run from source; compile.sh never passes it.
+# may read when run from source; compile.sh never passes it. The flags end with the daemon's
+# runtime flags (DAEMON_V8_FLAGS), so every way of running it runs it alike.
+
+# The daemon's one runtime flag (not a permission: it grants no access). --expose-gc makes
+# `gc` callable, and the .prv reader and writer ask for a cheap minor GC every 64 chunks
+# (src/protected_files/gc_hint.ts): WebCrypto returns a new buffer per 64 KiB chunk and V8
+# frees them late, so without it RSS grows by 45-60 MB while 1 GiB streams, with it by about
+# 25 MB (issue 11 asks < 32 MB; BENCHMARKS.md). scripts/test.sh runs the tests with it too.
+DAEMON_V8_FLAGS="--v8-flags=--expose-gc"
 
 # Environment variables the program reads: src/config.ts DAEMON_ENV_ALLOW (each EDGE_ input and
 # its PRIVITTY_ twin), the CLI's EDGE_URL / PRIVITTY_URL,
@@ -23,5 +31,6 @@ daemon_permission_flags() {
     "--allow-read=${data_dir},${files_dir},/etc/machine-id${key_files:+,${key_files}}" \
     "--allow-write=${data_dir},${files_dir}" \
     "--allow-env=${DAEMON_ENV_ALLOW}" \
-    --allow-sys=networkInterfaces,hostname,uid
+    --allow-sys=networkInterfaces,hostname,uid \
+    "$DAEMON_V8_FLAGS"
 }

@@ -25,28 +25,96 @@ export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<vo
   for (let at = 0; at < bytes.byteLength;) at += await file.write(bytes.subarray(at));
 }
 
+/** Bytes written between two early flushes of a file being written atomically (16 MiB). */
+export const EARLY_FLUSH_BYTES = 16 << 20;
+
+/** writeAll() that starts flushing the file to disk now and then; see earlyFlushingWriter(). */
+export interface EarlyFlushingWriter {
+  write(bytes: Uint8Array): Promise<void>;
+  /** Waits for a flush still running; throws if any early flush failed. */
+  settle(): Promise<void>;
+}
+
+/**
+ * Writes to `file` and, every `every` bytes, starts an fdatasync in the background (one at a
+ * time), so the disk writes overlap the producing instead of all waiting for the final flush,
+ * which stays the caller's. An early flush's failure is kept and thrown by the next write or by
+ * settle(): a later fdatasync need not report an I/O error again.
+ */
+export function earlyFlushingWriter(
+  file: Deno.FsFile,
+  every = EARLY_FLUSH_BYTES,
+): EarlyFlushingWriter {
+  let unflushed = 0;
+  let flushing: Promise<void> | undefined;
+  let failure: { error: unknown } | undefined;
+  return {
+    async write(bytes) {
+      if (failure) throw failure.error;
+      await writeAll(file, bytes);
+      unflushed += bytes.byteLength;
+      if (unflushed >= every && !flushing) {
+        unflushed = 0;
+        flushing = file.syncData().then(
+          () => {
+            flushing = undefined;
+          },
+          (error) => {
+            failure ??= { error };
+            flushing = undefined;
+          },
+        );
+      }
+    },
+    async settle() {
+      await flushing;
+      if (failure) throw failure.error;
+    },
+  };
+}
+
 /**
  * Runs `produce` with a new temporary file beside `path` (mode 0600, created exclusively), then
  * flushes it (fdatasync), renames it to `path` (replacing a file there) and flushes the
  * directory. If `produce` or any step throws, the temporary file is removed and `path` is left
  * as it was. A process killed midway leaves at most the hidden temporary file.
  */
-export async function writeFileAtomically<T>(
+export function writeFileAtomically<T>(
   path: string,
   produce: (file: Deno.FsFile) => Promise<T>,
 ): Promise<T> {
+  return writeFileAtomicallyThen(path, produce, (produced) => Promise.resolve(produced));
+}
+
+/**
+ * writeFileAtomically() for large outputs, with a last step that does not write. `produce` gets
+ * a writer that flushes early (earlyFlushingWriter), so little is left for the final flush;
+ * once it has written everything, `finish(produced)` runs while the file is flushed, and the
+ * rename waits for both (a `finish` that throws leaves no file, like a failing `produce`).
+ */
+export async function writeFileAtomicallyThen<P, T>(
+  path: string,
+  produce: (file: Deno.FsFile, write: (bytes: Uint8Array) => Promise<void>) => Promise<P>,
+  finish: (produced: P) => Promise<T>,
+): Promise<T> {
   const tmp = tempNameFor(path);
   const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+  const writer = earlyFlushingWriter(file);
   let closed = false;
   try {
-    const result = await produce(file);
-    await file.syncData();
+    const produced = await produce(file, (bytes) => writer.write(bytes));
+    // `finish` runs whatever the flushes do, so it always completes what `produce` started.
+    const flushed = writer.settle().then(() => file.syncData());
+    const [synced, finished] = await Promise.allSettled([flushed, finish(produced)]);
+    if (synced.status === "rejected") throw synced.reason;
+    if (finished.status === "rejected") throw finished.reason;
     file.close();
     closed = true;
     await Deno.rename(tmp, path);
     await syncDirectory(dirOf(path));
-    return result;
+    return finished.value;
   } catch (err) {
+    await writer.settle().catch(() => {}); // no flush left running on a closed file
     if (!closed) file.close();
     await Deno.remove(tmp).catch(() => {});
     throw err;

@@ -1,11 +1,11 @@
 /**
- * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, a few 64 KiB
- * chunks in flight, SHA-256 of the plaintext and of the output on the way, atomic file output.
+ * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, batches of
+ * 64 KiB chunks sealed in parallel, both SHA-256 digests on a worker thread, atomic file output.
  */
-import { createHash } from "node:crypto";
-import { writeAll, writeFileAtomically } from "./atomic_file.ts";
+import { writeFileAtomicallyThen } from "./atomic_file.ts";
+import { collectYoungGarbage } from "./gc_hint.ts";
 import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
-import { deriveKeys, newCek, sealChunk, signHeader } from "./prv_crypto.ts";
+import { deriveKeys, newCek, type PrvKeys, sealChunk, signHeader } from "./prv_crypto.ts";
 import { PrvSourceError } from "./prv_errors.ts";
 import {
   CHUNK_SIZE,
@@ -17,13 +17,19 @@ import {
   SALT_SIZE,
 } from "./prv_format.ts";
 import { concatBytes } from "../bytes.ts";
+import { type DigestIndex, type Sha256Pair, sha256PairFor } from "./sha256_worker.ts";
 
 /**
- * Chunks read, sealed and written as one batch (1 MiB): one read, one hash update and one write
- * per batch instead of per chunk. The next batch is read while one is sealed and the one before
- * is written, so at most three batches (a few MiB) are held, whatever the file size.
+ * Chunks read, sealed and written as one batch (1 MiB): one read, one write and one message to
+ * the hash worker per batch instead of per chunk; a batch's chunks are sealed in parallel. The
+ * next batch is read while one is sealed and the one before is written, so at most three
+ * batches (a few MiB) are held, whatever the file size.
  */
 export const DEFAULT_BATCH_CHUNKS = 16;
+/** Bytes handed to the hash worker and not yet hashed before the reading waits (4 MiB). */
+export const HASH_BACKLOG_BYTES = 4 << 20;
+/** Chunks sealed between two young-garbage collections (see gc_hint.ts). */
+export const ENCRYPT_GC_HINT_CHUNKS = 64;
 
 /** What an encryption produced (hashes are lower-case hex SHA-256). */
 export interface PrvEncryption {
@@ -61,21 +67,17 @@ function join(parts: Uint8Array[]): Uint8Array {
   return parts.length === 1 ? parts[0] : concatBytes(parts);
 }
 
-/**
- * Encrypts exactly `size` bytes of `source` as a `.prv`, handing the output to `sink` in order
- * (the header, then one buffer per batch of chunks; the next batch is read while the sink takes
- * one, and a slow sink slows the reading). Throws PrvSourceError when the source ends before `size` bytes or has more; a stream
- * source is cancelled on any failure.
- */
-export async function encryptPrv(
-  source: PlaintextSource,
-  size: number,
-  sink: (bytes: Uint8Array) => Promise<void>,
-  options: PrvEncryptOptions = {},
-): Promise<PrvEncryption> {
-  const layout = layoutForPlaintext(size);
-  const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
-  const reader = fillReaderOf(source);
+/** A file's fresh secrets, header and keys, made before any byte is read. */
+interface Prepared {
+  readonly cek: Uint8Array;
+  readonly fileUid: Uint8Array;
+  readonly noncePrefix: Uint8Array;
+  /** The header, MAC included. */
+  readonly header: Uint8Array;
+  readonly keys: PrvKeys;
+}
+
+async function prepare(): Promise<Prepared> {
   const cek = newCek();
   const random = (n: number) => crypto.getRandomValues(new Uint8Array(n));
   const fields = {
@@ -84,11 +86,48 @@ export async function encryptPrv(
     noncePrefix: random(NONCE_PREFIX_SIZE),
   };
   const header = encodeHeader(fields);
-  const plainHash = createHash("sha256");
-  const prvHash = createHash("sha256");
-  const emit = async (bytes: Uint8Array) => {
-    prvHash.update(bytes);
-    await sink(bytes);
+  const keys = await deriveKeys(cek, fields.salt);
+  await signHeader(keys, header);
+  return { cek, fileUid: fields.fileUid, noncePrefix: fields.noncePrefix, header, keys };
+}
+
+/** How the output reaches its destination. */
+interface Output {
+  readonly write: (bytes: Uint8Array) => Promise<void>;
+  /** The bytes are free once written (our own file sink): hashed after, without a copy. */
+  readonly freeAfterWrite: boolean;
+}
+
+/**
+ * Reads, seals and writes everything; resolves once every byte is written and the source is
+ * checked, to the rest of the work (the digests), which the caller may overlap with a flush.
+ */
+async function encryptBody(
+  prepared: Promise<Prepared>,
+  source: PlaintextSource,
+  size: number,
+  out: Output,
+  options: PrvEncryptOptions,
+): Promise<() => Promise<PrvEncryption>> {
+  const layout = layoutForPlaintext(size);
+  const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
+  const reader = fillReaderOf(source);
+  const hashes: Sha256Pair = await sha256PairFor(size);
+  const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
+    hashes.update(which, bytes, give);
+  // Hashed here, each sealed chunk is hashed as soon as it and those before it are sealed, while
+  // the rest are still sealing (a one-batch file would otherwise hash its output after all of
+  // it); on the worker, whole batches go, after their write when the buffer is ours to give.
+  let chunksHashed: Promise<void> = Promise.resolve();
+  const hashInOrder = (sealed: Promise<Uint8Array>) => {
+    chunksHashed = chunksHashed.then(() => sealed).then((chunk) => hash(1, chunk, false));
+    chunksHashed.catch(() => {}); // a failed seal is reported by the batch
+  };
+  /** Writes one buffer (a batch, or the header) and hashes it as output unless done per chunk. */
+  const emit = async (bytes: Uint8Array, hashed = hashes.here) => {
+    if (!hashed && !out.freeAfterWrite) hash(1, bytes, false);
+    await out.write(bytes);
+    if (!hashed && out.freeAfterWrite) hash(1, bytes, true);
   };
   let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
   let writing: Promise<void> = Promise.resolve(); // the batch before it, being written
@@ -99,13 +138,15 @@ export async function encryptPrv(
     writing = emit(bytes);
     writing.catch(() => {}); // awaited before the next write and at the end
   };
+  let p: Prepared;
   try {
-    const keys = await deriveKeys(cek, fields.salt);
-    await signHeader(keys, header);
-    await emit(header);
+    p = await prepared;
+    await emit(p.header.slice(), false); // a copy: still needed (AAD) after the write
+    let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
       const start = first * CHUNK_SIZE;
+      await hashes.drained(HASH_BACKLOG_BYTES);
       const plain = new Uint8Array(Math.min(size - start, count * CHUNK_SIZE));
       const got = await reader.fill(plain);
       if (got < plain.byteLength) {
@@ -118,35 +159,67 @@ export async function encryptPrv(
       for (let i = first; i < first + count; i++) {
         const span = chunkSpan(layout, i);
         const at = span.plainStart - start;
-        const place = { header, noncePrefix: fields.noncePrefix, index: i, last: span.last };
-        seals.push(sealChunk(keys, place, plain.subarray(at, at + span.plainLength)));
+        const place = { header: p.header, noncePrefix: p.noncePrefix, index: i, last: span.last };
+        const seal = sealChunk(p.keys, place, plain.subarray(at, at + span.plainLength));
+        if (hashes.here) hashInOrder(seal);
+        seals.push(seal);
       }
-      plainHash.update(plain); // while the thread pool seals the batch
+      // WebCrypto copied each chunk when called: the batch is free, and goes to the hasher.
+      hash(0, plain, true);
       const previous = sealing;
       sealing = Promise.all(seals);
       sealing.catch(() => {}); // awaited in order; never an unhandled rejection
       if (previous) await writeBehind(previous);
+      sealed += count;
+      if (sealed >= ENCRYPT_GC_HINT_CHUNKS) {
+        sealed = 0;
+        collectYoungGarbage();
+      }
     }
     if (sealing) await writeBehind(sealing);
     await writing;
+    await chunksHashed;
     if (await reader.fill(new Uint8Array(1)) > 0) {
       throw new PrvSourceError(
         `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
       );
     }
   } catch (err) {
+    hashes.abort();
     await writing.catch(() => {});
     await reader.cancel(err);
     throw err;
   }
-  return {
-    cek,
-    fileUid: hex(fields.fileUid),
-    plaintextSha256: plainHash.digest("hex"),
-    prvSha256: prvHash.digest("hex"),
-    plaintextSize: size,
-    prvSize: layout.prvSize,
+  return async () => {
+    const [plaintextSha256, prvSha256] = await hashes.digest();
+    return {
+      cek: p.cek,
+      fileUid: hex(p.fileUid),
+      plaintextSha256,
+      prvSha256,
+      plaintextSize: size,
+      prvSize: layout.prvSize,
+    };
   };
+}
+
+/**
+ * Encrypts exactly `size` bytes of `source` as a `.prv`, handing the output to `sink` in order
+ * (the header, then one buffer per batch of chunks; the next batch is read while the sink takes
+ * one, and a slow sink slows the reading). The sink may keep the buffers it is given. Throws
+ * PrvSourceError when the source ends before `size` bytes or has more; a stream source is
+ * cancelled on any failure.
+ */
+export async function encryptPrv(
+  source: PlaintextSource,
+  size: number,
+  sink: (bytes: Uint8Array) => Promise<void>,
+  options: PrvEncryptOptions = {},
+): Promise<PrvEncryption> {
+  const prepared = prepare();
+  prepared.catch(() => {}); // awaited by encryptBody
+  const out = { write: sink, freeAfterWrite: false };
+  return await (await encryptBody(prepared, source, size, out, options))();
 }
 
 /**
@@ -161,10 +234,16 @@ export async function encryptToPrv(
   destPath: string,
   options: PrvEncryptOptions = {},
 ): Promise<PrvFileEncryption> {
+  // Keys are derived while the temporary file is created; the digests finish while it is
+  // flushed to disk (the rename waits for both).
+  const prepared = prepare();
+  prepared.catch(() => {}); // awaited by encryptBody
   try {
-    const result = await writeFileAtomically(
+    const result = await writeFileAtomicallyThen(
       destPath,
-      (file) => encryptPrv(source, size, (bytes) => writeAll(file, bytes), options),
+      (_file, write) =>
+        encryptBody(prepared, source, size, { write, freeAfterWrite: true }, options),
+      (digests) => digests(),
     );
     return { ...result, path: destPath };
   } catch (err) {

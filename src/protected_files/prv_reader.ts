@@ -18,10 +18,15 @@ import {
   TAG_SIZE,
 } from "./prv_format.ts";
 
-/** The longest run of chunks `stream()` reads at once (1 MiB of plaintext). */
+/** The run of chunks `stream()` reads at once after the first chunk (1 MiB of plaintext). */
 export const MAX_RUN_CHUNKS = 16;
 /** Runs `stream()` keeps in flight (the one being delivered and the next). */
 export const RUNS_AHEAD = 2;
+/**
+ * Chunk decryptions `stream()` keeps in flight: WebCrypto runs them on its thread pool, so a
+ * few at once use every core; more only add threads and buffers.
+ */
+export const DECRYPTS_IN_FLIGHT = 4;
 /** Chunks between two young-garbage collections while streaming (4 MiB; see gc_hint.ts). */
 export const GC_HINT_CHUNKS = 64;
 
@@ -41,14 +46,32 @@ export interface PrvReader extends AsyncDisposable {
   decryptChunk(index: number): Promise<Uint8Array>;
   /**
    * The plaintext of `range` (default: all of it) in parts of at most one chunk, decrypted as
-   * the consumer pulls: runs of 1, 2, 4, … 16 chunks read at once, two runs in flight (at most
-   * about 4 MiB held). Only the chunks the range touches are read.
+   * the consumer pulls: its first chunk read and decrypted alone (the first byte, a type sniff),
+   * then runs of 16 chunks read at once, two runs in flight and four chunks decrypting at once
+   * (at most about 4 MiB held). Only the chunks the range touches are read.
    */
   stream(range?: PlainRange): ReadableStream<Uint8Array>;
   /** The plaintext `[start, end)` as one array (meant for small ranges). */
   read(start: number, end: number): Promise<Uint8Array>;
   /** Closes the file when the reader opened it itself (openPrvFile); otherwise nothing. */
   close(): void;
+}
+
+/** Lets at most `limit` decryptions run at once, started in the order they were asked for. */
+class DecryptGate {
+  #slots: Promise<unknown>[];
+  #next = 0;
+  constructor(limit: number) {
+    this.#slots = Array.from({ length: limit }, () => Promise.resolve());
+  }
+
+  /** Runs `task` once the decryption `limit` places before it has settled. */
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const k = this.#next++ % this.#slots.length;
+    const result = this.#slots[k].then(task);
+    this.#slots[k] = result.catch(() => {});
+    return result;
+  }
 }
 
 class Reader implements PrvReader {
@@ -70,11 +93,20 @@ class Reader implements PrvReader {
   async decryptChunk(index: number): Promise<Uint8Array> {
     const span: ChunkSpan = chunkSpan(this.layout, index);
     if (span.last && this.#final) return this.#final.slice(); // a copy: callers own what they get
-    const sealed = await this.source.readAt(span.offset, span.length);
+    return await this.#open(span, await this.source.readAt(span.offset, span.length));
+  }
+
+  /** Verifies the final chunk at open (its plaintext is kept: the length is now authentic). */
+  async openFinal(span: ChunkSpan, sealed: Uint8Array): Promise<void> {
+    await this.#open(span, sealed);
+  }
+
+  /** Decrypts the chunk at `span` from its bytes `sealed`; keeps the final chunk's plaintext. */
+  async #open(span: ChunkSpan, sealed: Uint8Array): Promise<Uint8Array> {
     const place = {
       header: this.header.bytes,
       noncePrefix: this.header.noncePrefix,
-      index,
+      index: span.index,
       last: span.last,
     };
     const plain = await openChunk(this.keys, place, sealed, this.chunkCount);
@@ -84,42 +116,33 @@ class Reader implements PrvReader {
 
   /**
    * Chunks `first .. first + count - 1` read at once (into `buffer` when given); resolves when
-   * read, to one decryption per chunk (each may reject on its own, so the chunks before a
-   * damaged one stay usable).
+   * read, to one decryption per chunk, each started when `gate` lets it (each may reject on
+   * its own, so the chunks before a damaged one stay usable; none is ever left unhandled).
    */
   async decryptRun(
     first: number,
     count: number,
     buffer?: Uint8Array,
+    gate: DecryptGate = new DecryptGate(1),
   ): Promise<Promise<Uint8Array>[]> {
-    if (count === 1) {
-      const plain = this.decryptChunk(first);
-      plain.catch(() => {}); // awaited later by the consumer; never an unhandled rejection
-      return [plain];
-    }
+    // The final chunk was verified at open: it is neither read nor decrypted again.
+    const final = first + count === this.chunkCount ? this.#final : undefined;
+    const toRead = final ? count - 1 : count;
     const from = chunkSpan(this.layout, first);
-    const to = chunkSpan(this.layout, first + count - 1);
-    const length = to.offset + to.length - from.offset;
-    // WebCrypto copies its input when called: `buffer` is free again once every decryption
-    // returned here has settled.
-    const sealed = await this.source.readAt(from.offset, length, buffer);
+    let sealed: Uint8Array = new Uint8Array(0);
+    if (toRead > 0) {
+      const to = chunkSpan(this.layout, first + toRead - 1);
+      // WebCrypto copies its input when called: `buffer` is free again once every decryption
+      // returned here has started (the stream reuses it only after they have all settled).
+      sealed = await this.source.readAt(from.offset, to.offset + to.length - from.offset, buffer);
+    }
     const opens: Promise<Uint8Array>[] = [];
-    let previous: Promise<unknown> = Promise.resolve();
     for (let i = first; i < first + count; i++) {
       const span = chunkSpan(this.layout, i);
       const at = span.offset - from.offset;
-      const place = {
-        header: this.header.bytes,
-        noncePrefix: this.header.noncePrefix,
-        index: i,
-        last: span.last,
-      };
-      // One after another within a run: two runs in flight make two decryptions at once,
-      // which is as fast as more here and keeps WebCrypto's per-call buffers few.
-      const plain = previous.then(() =>
-        openChunk(this.keys, place, sealed.subarray(at, at + span.length), this.chunkCount)
-      );
-      previous = plain;
+      const plain = final && span.last
+        ? Promise.resolve(final.slice()) // a copy: callers own what they get
+        : gate.run(() => this.#open(span, sealed.subarray(at, at + span.length)));
       plain.catch(() => {}); // the consumer awaits them in order and may stop at a failure
       opens.push(plain);
     }
@@ -132,9 +155,10 @@ class Reader implements PrvReader {
     const chunks = chunksForRange(this.layout, start, end);
     if (!chunks) return new ReadableStream({ start: (c) => c.close() });
     const [first, last] = chunks;
-    // Runs of 1, 2, 4, … MAX_RUN_CHUNKS chunks, RUNS_AHEAD of them in flight: chunk 0 comes
-    // after one chunk's work (the sniff, the first byte), the rest with few, large reads.
+    // The first chunk alone (the first byte, the sniff), then runs of MAX_RUN_CHUNKS, RUNS_AHEAD
+    // of them in flight, their chunks decrypting DECRYPTS_IN_FLIGHT at a time.
     const runs: { first: number; parts: Promise<Promise<Uint8Array>[]> }[] = [];
+    const gate = new DecryptGate(DECRYPTS_IN_FLIGHT);
     let next = first;
     let runLength = 1;
     let failure: unknown; // a damaged chunk after good ones of its run: reported on the next pull
@@ -149,11 +173,11 @@ class Reader implements PrvReader {
         const slot = runNo++ % RUNS_AHEAD;
         const need = count * (CHUNK_SIZE + TAG_SIZE);
         if (buffers[slot].byteLength < need) buffers[slot] = new Uint8Array(need);
-        const parts = this.decryptRun(next, count, buffers[slot]);
+        const parts = this.decryptRun(next, count, buffers[slot], gate);
         parts.catch(() => {}); // awaited in order by pull(); never an unhandled rejection
         runs.push({ first: next, parts });
         next += count;
-        runLength = Math.min(2 * runLength, MAX_RUN_CHUNKS);
+        runLength = MAX_RUN_CHUNKS;
       }
     };
     return new ReadableStream<Uint8Array>({
@@ -230,11 +254,31 @@ export async function openPrv(
 
 async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {
   const header = parseHeader(await source.readAt(0, Math.min(source.size, HEADER_SIZE)));
+  // The final chunk is read while the keys are derived; the checks still fail in the
+  // documented order (header MAC, then size, then the final chunk).
+  let layout: PrvLayout | undefined;
+  let sizeError: unknown;
+  try {
+    layout = layoutForPrvSize(source.size);
+  } catch (err) {
+    sizeError = err;
+  }
+  const finalSpan = layout && chunkSpan(layout, layout.chunkCount - 1);
+  const finalBytes = finalSpan && source.readAt(finalSpan.offset, finalSpan.length);
+  finalBytes?.catch(() => {}); // awaited below unless an earlier check fails
   const keys = await deriveKeys(cek, header.salt);
-  await verifyHeader(keys, header.bytes);
-  const layout = layoutForPrvSize(source.size);
+  const verified = verifyHeader(keys, header.bytes);
+  if (!layout || !finalSpan || !finalBytes) {
+    await verified;
+    throw sizeError;
+  }
+  // The final chunk decrypts while the MAC is checked (nothing is released before both pass);
+  // a failed MAC is reported first, whatever the chunk did.
   const reader = new Reader(header, keys, layout, source, release);
-  await reader.decryptChunk(layout.chunkCount - 1);
+  const final = finalBytes.then((bytes) => reader.openFinal(finalSpan, bytes));
+  const [mac, chunk] = await Promise.allSettled([verified, final]);
+  if (mac.status === "rejected") throw mac.reason;
+  if (chunk.status === "rejected") throw chunk.reason;
   return reader;
 }
 

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { collectYoungGarbage } from "../../src/protected_files/gc_hint.ts";
+import { ENCRYPT_GC_HINT_CHUNKS, encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
+import { daemonFlags } from "../_helpers/permissions.ts";
 import { CHUNK_SIZE } from "../../src/protected_files/prv_format.ts";
 import { GC_HINT_CHUNKS, openPrv } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource } from "../../src/protected_files/prv_source.ts";
-import { encryptBytes, randomBytes } from "./_prv.ts";
+import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 
 type Holder = { gc?: unknown };
 
@@ -21,10 +22,30 @@ async function withFakeGc(fn: (calls: unknown[]) => Promise<void>): Promise<void
   }
 }
 
-Deno.test("collectYoungGarbage() does nothing when gc is not exposed", () => {
-  const holder = globalThis as Holder;
-  if (holder.gc !== undefined) return; // run with --expose-gc: nothing to check here
-  assert.equal(collectYoungGarbage(), false);
+/** What collectYoungGarbage() returns in a fresh `deno eval` run with `flags`. */
+async function hintInChild(flags: string[]): Promise<string> {
+  const url = new URL("../../src/protected_files/gc_hint.ts", import.meta.url).href;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      ...flags,
+      `const { collectYoungGarbage } = await import(${JSON.stringify(url)}); ` +
+      "console.log(collectYoungGarbage());",
+    ],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  return new TextDecoder().decode(out.stdout).trim();
+}
+
+Deno.test("collectYoungGarbage() runs a GC only when the runtime exposes gc", async () => {
+  assert.equal(await hintInChild([]), "false");
+  assert.equal(await hintInChild(["--v8-flags=--expose-gc"]), "true");
+});
+
+Deno.test("the daemon runs with gc exposed, however it is started (scripts/permissions.sh)", async () => {
+  const flags = await daemonFlags("/d", "/f");
+  assert.equal(flags.at(-1), "--v8-flags=--expose-gc");
 });
 
 Deno.test("stream() asks for a minor GC every GC_HINT_CHUNKS chunks when gc is exposed", async () => {
@@ -36,6 +57,14 @@ Deno.test("stream() asks for a minor GC every GC_HINT_CHUNKS chunks when gc is e
     let n = 0;
     for await (const part of reader.stream()) n += part.byteLength;
     assert.equal(n, plain.byteLength);
+    assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
+  });
+});
+
+Deno.test("encryptPrv() asks for a minor GC every ENCRYPT_GC_HINT_CHUNKS sealed chunks", async () => {
+  const plain = randomBytes((2 * ENCRYPT_GC_HINT_CHUNKS + 5) * CHUNK_SIZE);
+  await withFakeGc(async (calls) => {
+    await encryptPrv(streamOf(plain, CHUNK_SIZE), plain.byteLength, () => Promise.resolve());
     assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
   });
 });

@@ -2,7 +2,12 @@ import assert from "node:assert/strict";
 import { encryptToPrv } from "../../src/protected_files/prv_encrypt.ts";
 import { PrvError } from "../../src/protected_files/prv_errors.ts";
 import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv_format.ts";
-import { openPrv, openPrvFile } from "../../src/protected_files/prv_reader.ts";
+import {
+  DECRYPTS_IN_FLIGHT,
+  MAX_RUN_CHUNKS,
+  openPrv,
+  openPrvFile,
+} from "../../src/protected_files/prv_reader.ts";
 import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
@@ -79,7 +84,7 @@ Deno.test("a range decrypts only the chunks it touches", async () => {
   assert.deepEqual(source.chunksRead, []);
 });
 
-Deno.test("stream() reads runs of 1, 2, 4 … chunks, two runs ahead, and stops on cancel", async () => {
+Deno.test("stream() reads chunk 0 alone, then runs of 16, two runs ahead, and stops on cancel", async () => {
   const source = countingSource(PRV);
   const reader = await openPrv(source, ENC.cek);
   source.chunksRead.length = 0;
@@ -87,19 +92,18 @@ Deno.test("stream() reads runs of 1, 2, 4 … chunks, two runs ahead, and stops 
   assert.equal(source.chunksRead.length, 0, "nothing read before the first pull");
   const first = await r.read();
   assert.deepEqual(first.value, PLAIN.subarray(0, C));
-  // Run [0] delivered, runs [1, 2] and [3] (the 4-run cut at the file's end) in flight.
-  assert.deepEqual(source.chunksRead, [0, 1, 2, 3, 4]);
+  // Run [0] delivered, run [1 .. 4] in flight, read without the final chunk 4 (verified at open).
+  assert.deepEqual(source.chunksRead, [0, 1, 2, 3]);
   const before = source.chunksRead.length;
   await r.cancel();
   assert.equal(source.chunksRead.length, before, "no reads after cancel");
-  // A long file: the runs grow to 16 chunks and memory stays at two runs.
+  // A long file: runs of MAX_RUN_CHUNKS, and memory stays at two runs.
   const big = await encryptBytes(randomBytes(100 * C));
-  const bigSource = countingSource(big.prv);
-  const bigReader = await openPrv(bigSource, big.enc.cek);
   const reads: number[] = [];
+  const inner = bytesSource(big.prv);
   const counting: PrvSource = {
-    size: bigSource.size,
-    readAt: (p, n) => (reads.push(n), bigSource.readAt(p, n)),
+    size: inner.size,
+    readAt: (p, n) => (reads.push(n), inner.readAt(p, n)),
   };
   const again = await openPrv(counting, big.enc.cek);
   reads.length = 0;
@@ -109,19 +113,49 @@ Deno.test("stream() reads runs of 1, 2, 4 … chunks, two runs ahead, and stops 
     parts++;
   }
   assert.equal(parts, 100);
+  assert.equal(MAX_RUN_CHUNKS, 16);
+  // 1 + 6 × 16 + 3 chunks; the last run without the final chunk.
   assert.deepEqual(reads.map((n) => Math.round(n / (C + TAG_SIZE))), [
     1,
+    16,
+    16,
+    16,
+    16,
+    16,
+    16,
     2,
-    4,
-    8,
-    16,
-    16,
-    16,
-    16,
-    16,
-    5,
   ]);
-  assert.equal(bigReader.chunkCount, 100);
+});
+
+Deno.test("stream() keeps DECRYPTS_IN_FLIGHT chunk decryptions running at once, no more", async () => {
+  const big = await encryptBytes(randomBytes(40 * C));
+  const reader = await openPrv(bytesSource(big.prv), big.enc.cek);
+  const subtle = crypto.subtle;
+  const decrypt = subtle.decrypt;
+  let running = 0;
+  let most = 0;
+  let calls = 0;
+  Object.defineProperty(subtle, "decrypt", {
+    configurable: true,
+    value: async (...args: Parameters<SubtleCrypto["decrypt"]>) => {
+      calls++;
+      most = Math.max(most, ++running);
+      try {
+        return await decrypt.apply(subtle, args);
+      } finally {
+        running--;
+      }
+    },
+  });
+  try {
+    let n = 0;
+    for await (const part of reader.stream()) n += part.byteLength;
+    assert.equal(n, 40 * C);
+  } finally {
+    delete (subtle as { decrypt?: unknown }).decrypt;
+  }
+  assert.equal(calls, 39, "every chunk but the final one, verified at open");
+  assert.equal(most, DECRYPTS_IN_FLIGHT);
 });
 
 Deno.test("stream() errors with PrvError when a chunk in the range is damaged", async () => {
