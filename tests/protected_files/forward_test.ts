@@ -182,6 +182,7 @@ Deno.test("forward allowed: Carol asks the owner, who adds her with her own S1 a
   assert.equal(aliceOnCarol.addr, p.alice.addr);
   const before = t.carol.protectedFiles.status(carolMsg);
   assert.equal(before.state, "requested");
+  assert.match(before.reason, /forwarded to this gateway: its key share comes from the owner/);
   assert.deepEqual(
     [before.allow_download, before.allow_forward, before.duration_minutes, before.file_name],
     [false, true, 60, "report.bin"],
