@@ -68,6 +68,16 @@ export interface ProtectedFileReceiver {
   record(prepared: unknown, msgId: number, chatId: number, contactId: number): void;
   /** A mail of PDUs only, from contact `contactId`. */
   onPdus(pdus: readonly string[], sender: PduSender, contactId: number): Promise<void>;
+  /**
+   * A mail of PDUs only, from a key that is no contact (a forward's new recipient asking the
+   * owner); `addContact` creates the contact from the mail's key when they are accepted.
+   * True when any PDU was read.
+   */
+  onStrangerPdus(
+    pdus: readonly string[],
+    sender: PduSender,
+    addContact: () => number,
+  ): Promise<boolean>;
 }
 
 /** What the pipeline needs. */
@@ -171,7 +181,15 @@ export class Receiver {
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     if (pdus.length > 0 && this.deps.protectedFiles && chatContent(mail).file === undefined) {
       const contact = this.#contacts.byFingerprint(mail.signer);
-      if (contact === undefined) return { kind: "ignored", reason: "PDUs from an unknown key" };
+      if (contact === undefined) {
+        const read = await this.deps.protectedFiles.onStrangerPdus(
+          pdus,
+          senderOf(mail),
+          () => this.#contacts.upsertPeerFromKey(senderKey(mail)).id,
+        );
+        if (!read) return { kind: "ignored", reason: "PDUs from an unknown key" };
+        return { kind: "pdus", count: pdus.length };
+      }
       await this.deps.protectedFiles.onPdus(pdus, senderOf(mail), contact.id);
       return { kind: "pdus", count: pdus.length };
     }

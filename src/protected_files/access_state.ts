@@ -63,7 +63,12 @@ export function recipientVerdict(
   if (rec.s1.every((b) => b === 0)) {
     return {
       state: "requested",
-      reason: "this gateway's key share (otk_pdu) has not arrived yet",
+      reason: rec.forwardPdu === ""
+        ? "this gateway's key share (otk_pdu) has not arrived yet"
+        : askedAt === 0
+        ? "forwarded to this gateway: its key share comes from the owner; opening the file asks"
+        : `forwarded to this gateway: asked the owner for a key share at ${iso(askedAt)}; the ` +
+          `owner has not granted it (yet)`,
     };
   }
   if (grant !== undefined && (grant.notAfter === 0 || now < grant.notAfter)) {

@@ -21,6 +21,7 @@ export const PduType = {
   REQUEST: "request",
   REVOKE: "revoke",
   DENY: "deny",
+  FORWARD: "forward",
 } as const;
 export type PduType = typeof PduType[keyof typeof PduType];
 
@@ -83,6 +84,11 @@ export interface RequestPdu extends PduBase {
   readonly request_id: string;
   /** When the requester received the file (Unix seconds): where its window starts. */
   readonly received_at: number;
+  /**
+   * The encoded `forward` PDU that made the requester a recipient (absent for a recipient of the
+   * owner's send): the owner checks it before it adds the requester.
+   */
+  readonly forward?: string;
 }
 
 /** The owner ends a recipient's access. */
@@ -98,7 +104,25 @@ export interface DenyPdu extends PduBase {
   readonly request_id: string;
 }
 
-export type Pdu = FilePdu | OtkPdu | GrantPdu | RequestPdu | RevokePdu | DenyPdu;
+/**
+ * A recipient (the forwarder) passes a file on: sent with the `.prv` to each new recipient, who
+ * verifies the owner's file_pdu in it and asks the owner (not the forwarder) for its shares.
+ */
+export interface ForwardPdu extends PduBase {
+  readonly type: typeof PduType.FORWARD;
+  readonly forwarder: string;
+  readonly recipient: string;
+  readonly owner: string;
+  /** The owner's address and binary public key (base64): the new recipient's way to the owner. */
+  readonly owner_addr: string;
+  readonly owner_key: string;
+  /** The owner's signed file_pdu, encoded, exactly as the forwarder received it. */
+  readonly file_pdu: string;
+  /** The new recipient's rules: the forwarder's own, or stricter. */
+  readonly rules: AccessRules;
+}
+
+export type Pdu = FilePdu | OtkPdu | GrantPdu | RequestPdu | RevokePdu | DenyPdu | ForwardPdu;
 
 /** A PDU that could not be read or whose signature does not verify. */
 export class PduError extends Error {

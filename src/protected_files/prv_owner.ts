@@ -1,7 +1,7 @@
 /**
  * The owner's side of protected files: protect a file (`secure_send_file`), the PDUs that travel
- * with its `.prv`, answers to requests (re-checking the rules before every grant), renewals the
- * owner grants or denies, and revocation.
+ * with its `.prv`, answers to requests (re-checking the rules before every grant), recipients a
+ * forward adds, renewals the owner grants or denies, and revocation.
  */
 import { baseName, type BlobFile, mimeOf } from "../core/blobs.ts";
 import { Chats } from "../core/chats.ts";
@@ -20,7 +20,9 @@ import {
   shareB64,
   signPdu,
 } from "./pdu.ts";
+import { accessRules, checkForwardAtOwner } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
+import type { PduSender } from "../core/receive.ts";
 import { encryptToPrv, prvPathFor } from "./prv_encrypt.ts";
 
 const log = logger("prv");
@@ -207,9 +209,12 @@ export class PrvOwner {
    * starts at the recipient's receipt, never before the file was protected nor after now);
    * a `renew` → waiting for the owner (`PrivittyAccessRenewRequested`).
    */
-  async onRequest(pdu: RequestPdu, contactId: number): Promise<void> {
+  async onRequest(pdu: RequestPdu, contactId: number, sender: PduSender): Promise<void> {
     const store = this.d.ctx.store.protectedFiles;
     const sent = store.sentByUid(pdu.file_uid);
+    if (sent !== undefined && pdu.forward !== undefined && !store.accessOf(sent.id, contactId)) {
+      return await this.onForwardRequest(pdu, sender, () => contactId);
+    }
     const access = sent && store.accessOf(sent.id, contactId);
     if (sent === undefined || access === undefined || access.fingerprint !== pdu.requester) {
       log.warn("access request for an unknown file or recipient ignored", {
@@ -237,14 +242,82 @@ export class PrvOwner {
       return;
     }
     if (access.state !== "active") return; // denied or waiting: nothing until the owner acts
+    const minutes = accessRules(sent, access).duration_minutes;
     let { windowStart, windowEnd } = access;
     if (windowStart === 0) {
       windowStart = Math.min(Math.max(pdu.received_at, sent.createdAt), now);
-      windowEnd = sent.durationMinutes > 0 ? windowStart + sent.durationMinutes * 60 : 0;
+      windowEnd = minutes > 0 ? windowStart + minutes * 60 : 0;
       store.updateAccess(sent.id, contactId, { windowStart, windowEnd });
     }
     if (windowEnd > 0 && now >= windowEnd) return; // expired: only a renewal reopens it
     await this.#sendGrant(sent, contactId, windowEnd, pdu.request_id);
+  }
+
+  /**
+   * A request from someone who is not (yet) a recipient, carrying the forward that made it one:
+   * checked (`checkForwardAtOwner`); when it holds, the requester becomes a recipient of its own
+   * (a fresh S1 split by the owner, the forward's rules, the forwarder noted), the owner sees
+   * `PrivittyFileAccessChanged`, and the request is answered like any `open`. A request that
+   * fails the check is dropped and logged, and no contact is created for an unknown requester.
+   */
+  async onForwardRequest(
+    pdu: RequestPdu,
+    sender: PduSender,
+    contactIdOf: () => number,
+  ): Promise<void> {
+    const store = this.d.ctx.store.protectedFiles;
+    const sent = store.sentByUid(pdu.file_uid);
+    if (sent === undefined || pdu.forward === undefined || pdu.requester !== sender.fingerprint) {
+      log.warn("forwarded access request for an unknown file ignored");
+      return;
+    }
+    let verdict;
+    try {
+      verdict = await checkForwardAtOwner(pdu.forward, {
+        sent,
+        access: store.accessList(sent.id),
+        selfFingerprint: this.d.self.fingerprint,
+        requester: sender.fingerprint,
+        now: nowOf(this.d),
+        keyOf: (id) => this.d.ctx.store.contacts.get(id)?.publicKey,
+      });
+    } catch (err) {
+      log.warn("forwarded access request refused", {
+        file_id: sent.id,
+        reason: (err as Error).message,
+      });
+      return;
+    }
+    const contactId = contactIdOf();
+    if (store.accessOf(sent.id, contactId) === undefined) {
+      const { s1 } = splitKey(this.cekOf(sent));
+      const otk = await signPdu({
+        v: PDU_VERSION,
+        file_uid: sent.fileUid,
+        issued_at: nowOf(this.d),
+        type: PduType.OTK,
+        recipient: sender.fingerprint,
+        s1: shareB64(s1),
+      }, this.d.self.privateKey);
+      this.d.ctx.tx.run((emit) => {
+        store.insertForwardedAccess({
+          fileId: sent.id,
+          contactId,
+          fingerprint: sender.fingerprint,
+          s1,
+          otkPdu: otk.encoded,
+          forwardedBy: verdict.forwarder.contactId,
+          rules: JSON.stringify(verdict.rules),
+        });
+        emit({ kind: "PrivittyFileAccessChanged", chatId: sent.chatId, fileId: sent.id });
+      });
+      log.info("recipient added by a forward", {
+        file_id: sent.id,
+        contact_id: contactId,
+        forwarded_by: verdict.forwarder.contactId,
+      });
+    }
+    await this.onRequest({ ...pdu, forward: undefined }, contactId, sender);
   }
 
   async #sendGrant(
@@ -342,7 +415,7 @@ export class PrvOwner {
     }
     if (grant) {
       const now = nowOf(this.d);
-      const m = minutes ?? sent.durationMinutes;
+      const m = minutes ?? accessRules(sent, access).duration_minutes;
       const windowEnd = m > 0 ? now + m * 60 : 0;
       store.updateAccess(fileId, contactId, { windowStart: now, windowEnd });
       await this.#sendGrant(sent, contactId, windowEnd, access.requestId);

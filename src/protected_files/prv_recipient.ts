@@ -1,9 +1,11 @@
 /**
- * The recipient's side of protected files: a `.prv` received with its PDUs is checked and
- * recorded (S1 stored, S2 in memory only), grants, revokes and denials from the owner are
- * applied, and the owner is asked for a grant (on open, after a restart) or a renewal.
+ * The recipient's side of protected files: a `.prv` received with its PDUs (from the owner, or
+ * forwarded by another recipient) is checked and recorded (S1 stored, S2 in memory only),
+ * grants, revokes and denials from the owner are applied, and the owner is asked for a grant
+ * (on open, after a restart) or a renewal.
  */
 import type { BlobFile } from "../core/blobs.ts";
+import { Contacts } from "../core/contacts.ts";
 import type { PduSender } from "../core/receive.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
@@ -12,7 +14,9 @@ import { type AccessVerdict, FileAccessState, recipientVerdict } from "./access_
 import { deviceTagOf, deviceWrap } from "./key_shares.ts";
 import type { GrantMemory } from "./grant_memory.ts";
 import {
+  type AccessRules,
   type FilePdu,
+  type ForwardPdu,
   type GrantPdu,
   type OtkPdu,
   type Pdu,
@@ -23,6 +27,7 @@ import {
   signPdu,
   verifyPdu,
 } from "./pdu.ts";
+import { acceptForward } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, randomId, sendPdus } from "./prv_mail.ts";
 
 const log = logger("prv");
@@ -35,13 +40,27 @@ export const MAX_PDUS_PER_MAIL = 64;
 /** A `.prv` whose PDUs verified, ready to be recorded with its message. */
 export interface PreparedFile {
   readonly file: FilePdu;
+  /** The file_pdu as the owner signed it (kept: a forward carries it on). */
+  readonly filePdu: string;
+  /** The rules this copy follows: the file_pdu's, or a forward's (never looser). */
+  readonly rules: AccessRules;
   readonly s1: Uint8Array;
   readonly grant?: GrantPdu;
+  /** Set when the file came through a forward: the PDU and how to reach the owner. */
+  readonly forward?: { encoded: string; ownerKey: Uint8Array; ownerAddr: string };
 }
 
 /** Verifies every PDU under the sender's key; the ones that do not verify are logged and dropped. */
 export async function verifyAll(pdus: readonly string[], sender: PduSender): Promise<Pdu[]> {
-  const out: Pdu[] = [];
+  return (await verifyEncoded(pdus, sender)).map((v) => v.pdu);
+}
+
+/** `verifyAll` with each PDU's encoded form. */
+export async function verifyEncoded(
+  pdus: readonly string[],
+  sender: PduSender,
+): Promise<{ pdu: Pdu; encoded: string }[]> {
+  const out: { pdu: Pdu; encoded: string }[] = [];
   if (pdus.length > MAX_PDUS_PER_MAIL) {
     log.warn("too many protected-file PDUs in one mail; the rest are dropped", {
       count: pdus.length,
@@ -49,7 +68,8 @@ export async function verifyAll(pdus: readonly string[], sender: PduSender): Pro
   }
   for (const encoded of pdus.slice(0, MAX_PDUS_PER_MAIL)) {
     try {
-      out.push(await verifyPdu(encoded, sender.publicKey));
+      const pdu = await verifyPdu(encoded, sender.publicKey);
+      out.push({ pdu, encoded: encoded.replace(/\s+/g, "") });
     } catch (err) {
       log.warn("protected-file PDU dropped", { error: (err as Error).message });
     }
@@ -74,15 +94,15 @@ export class PrvRecipient {
     blob: BlobFile,
   ): Promise<PreparedFile | undefined> {
     const me = this.d.self.fingerprint;
-    const verified = await verifyAll(pdus, sender);
-    const file = verified.find((p): p is FilePdu =>
-      p.type === PduType.FILE && p.owner === sender.fingerprint &&
-      p.prv_sha256.slice(0, 32) === blob.blob.slice(0, 32) && p.recipients.includes(me)
-    );
-    if (file === undefined) {
-      log.warn("a .prv arrived without a file_pdu that describes it; it cannot be opened");
-      return undefined;
-    }
+    const encoded = await verifyEncoded(pdus, sender);
+    const verified = encoded.map((v) => v.pdu);
+    const found = encoded.find((v) => {
+      const p = v.pdu;
+      return p.type === PduType.FILE && p.owner === sender.fingerprint &&
+        p.prv_sha256.slice(0, 32) === blob.blob.slice(0, 32) && p.recipients.includes(me);
+    });
+    if (found === undefined) return await this.#prepareForward(encoded, sender, blob);
+    const file = found.pdu as FilePdu;
     // In a 1:1 chat our otk_pdu and first grant ride along; with several recipients they come
     // in a mail of their own, before or after this one (`#early` keeps those that came first).
     const early = this.#early.get(file.file_uid) ?? [];
@@ -95,17 +115,66 @@ export class PrvRecipient {
       p.type === PduType.GRANT && p.file_uid === file.file_uid && p.recipient === me
     );
     try {
-      return { file, s1: otk ? shareOf(otk.s1, "otk_pdu.s1") : new Uint8Array(32), grant };
+      return {
+        file,
+        filePdu: found.encoded,
+        rules: file.rules,
+        s1: otk ? shareOf(otk.s1, "otk_pdu.s1") : new Uint8Array(32),
+        grant,
+      };
     } catch (err) {
       log.warn("protected-file PDU dropped", { error: (err as Error).message });
       return undefined;
     }
   }
 
-  /** Records a prepared `.prv` for message `msgId` (in the reception transaction). */
-  record(p: PreparedFile, msgId: number, chatId: number, ownerContactId: number): void {
+  /**
+   * A `.prv` forwarded by `sender`: its forward PDU names us and `sender` as the forwarder, and
+   * passes `acceptForward`. It brings no key share: S1 and S2 come from the owner on request.
+   */
+  async #prepareForward(
+    encoded: readonly { pdu: Pdu; encoded: string }[],
+    sender: PduSender,
+    blob: BlobFile,
+  ): Promise<PreparedFile | undefined> {
+    const me = this.d.self.fingerprint;
+    const fwd = encoded.find((v) =>
+      v.pdu.type === PduType.FORWARD && v.pdu.recipient === me &&
+      v.pdu.forwarder === sender.fingerprint
+    );
+    if (fwd === undefined) {
+      log.warn("a .prv arrived without a file_pdu that describes it; it cannot be opened");
+      return undefined;
+    }
+    try {
+      const ok = await acceptForward(fwd.pdu as ForwardPdu, blob.blob.slice(0, 32));
+      return {
+        file: ok.file,
+        filePdu: (fwd.pdu as ForwardPdu).file_pdu,
+        rules: ok.rules,
+        s1: new Uint8Array(32),
+        forward: { encoded: fwd.encoded, ownerKey: ok.ownerKey, ownerAddr: ok.ownerAddr },
+      };
+    } catch (err) {
+      log.warn("forwarded .prv refused; it cannot be opened", { error: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  /**
+   * Records a prepared `.prv` for message `msgId` (in the reception transaction); `senderId` is
+   * the contact it came from: its owner, or for a forward the forwarder (the owner then becomes
+   * a contact from the key the forward carries, so the request can reach it).
+   */
+  record(p: PreparedFile, msgId: number, chatId: number, senderId: number): void {
     const now = nowOf(this.d);
-    const minutes = p.file.rules.duration_minutes;
+    const ownerContactId = p.forward === undefined ? senderId : new Contacts(this.d.ctx)
+      .upsertPeerFromKey({
+        addr: p.forward.ownerAddr,
+        fingerprint: p.file.owner,
+        publicKey: p.forward.ownerKey,
+      }).id;
+    const minutes = p.rules.duration_minutes;
     const windowEnd = minutes > 0 ? now + minutes * 60 : 0;
     const id = this.d.ctx.store.protectedFiles.insertReceived({
       msgId,
@@ -117,8 +186,8 @@ export class PrvRecipient {
       s1: p.s1.every((b) => b === 0)
         ? new Uint8Array(32)
         : deviceWrap(this.d.deviceKey, "s1", p.file.file_uid, p.s1),
-      allowDownload: p.file.rules.allow_download === true,
-      allowForward: p.file.rules.allow_forward === true,
+      allowDownload: p.rules.allow_download === true,
+      allowForward: p.rules.allow_forward === true,
       durationMinutes: minutes,
       name: p.file.name,
       mime: p.file.mime,
@@ -126,6 +195,8 @@ export class PrvRecipient {
       receivedAt: now,
       windowEnd,
       deviceTag: deviceTagOf(this.d.deviceKey),
+      filePdu: p.filePdu,
+      forwardPdu: p.forward?.encoded ?? "",
     });
     if (p.grant !== undefined) this.#hold(id, p.grant, windowEnd);
   }
@@ -253,6 +324,7 @@ export class PrvRecipient {
       reason,
       request_id: requestId,
       received_at: rec.receivedAt,
+      ...(rec.forwardPdu === "" ? {} : { forward: rec.forwardPdu }),
     }, this.d.self.privateKey);
     await sendPdus(this.d, rec.ownerContactId, [pdu.encoded]);
     return requestId;

@@ -11,8 +11,9 @@ import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReceivedFileRecord } from "../store/mod.ts";
 import { type AccessVerdict, FileAccessState } from "./access_state.ts";
 import { GrantMemory } from "./grant_memory.ts";
-import { PduType } from "./pdu.ts";
-import { type PrvDeps, sendPdus } from "./prv_mail.ts";
+import { foldPdu, PduType } from "./pdu.ts";
+import { signForward } from "./prv_forward.ts";
+import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
 import { type ProtectRequest, PrvOwner, type SendFileResult } from "./prv_owner.ts";
 import { type PreparedFile, PrvRecipient, verifyAll } from "./prv_recipient.ts";
 import { Header } from "../protocol.ts";
@@ -35,8 +36,11 @@ export interface FileStatus {
   readonly expires_at: number;
   readonly file_name: string;
   readonly file_size: number;
-  /** The owner's view of each recipient. */
-  readonly recipients?: readonly { contact_id: number; state: string }[];
+  /**
+   * The owner's view of each recipient; `forwarded_by` is the recipient whose forward added it
+   * (0 for a recipient of the owner's send).
+   */
+  readonly recipients?: readonly { contact_id: number; state: string; forwarded_by: number }[];
 }
 
 /** A file opened for reading: which key, where, which rules. */
@@ -84,7 +88,9 @@ export class ProtectedFiles implements ProtectedFileReceiver {
   async onPdus(pdus: readonly string[], sender: PduSender, contactId: number): Promise<void> {
     for (const pdu of await verifyAll(pdus, sender)) {
       if (pdu.type === PduType.REQUEST) {
-        if (pdu.requester === sender.fingerprint) await this.owner.onRequest(pdu, contactId);
+        if (pdu.requester === sender.fingerprint) {
+          await this.owner.onRequest(pdu, contactId, sender);
+        }
       } else {
         this.recipient.apply(pdu, contactId);
       }
@@ -92,9 +98,30 @@ export class ProtectedFiles implements ProtectedFileReceiver {
   }
 
   /**
+   * PDUs from a key that is no contact: only a request carrying a forward is read (someone a
+   * recipient forwarded a file to); the contact is created only when the owner accepts it.
+   */
+  async onStrangerPdus(
+    pdus: readonly string[],
+    sender: PduSender,
+    addContact: () => number,
+  ): Promise<boolean> {
+    let read = false;
+    for (const pdu of await verifyAll(pdus, sender)) {
+      if (pdu.type === PduType.REQUEST && pdu.forward !== undefined) {
+        await this.owner.onForwardRequest(pdu, sender, addContact);
+        read = true;
+      }
+    }
+    return read;
+  }
+
+  /**
    * Prepares a `send_msg` of `draft.file`: a `.prv` this gateway protected gets its PDUs (in the
-   * chat mail, or queued 1:1 for several recipients by `afterSend`); a received `.prv` whose
-   * owner did not allow forwarding is refused (-1 naming the rule). Other files pass unchanged.
+   * chat mail, or queued 1:1 for several recipients by `afterSend`); a received `.prv` is a
+   * forward: refused (-1 naming the rule) when its owner set allow_forward=false or revoked our
+   * access, otherwise it gets a signed forward PDU per new recipient (`forwardPdus`). Other
+   * files pass unchanged.
    */
   async outgoing(
     draft: OutgoingDraft,
@@ -113,13 +140,52 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       return { draft: { ...draft, extraHeaders }, afterSend, fileId: sent.id };
     }
     const received = this.d.ctx.store.protectedFiles.receivedByHashPrefix(blob.blob.slice(0, 32));
-    if (received !== undefined && !received.allowForward) {
-      throw new GatewayError(
-        `send_msg: this protected file (file ${received.id}) may not be forwarded: its owner ` +
-          `set allow_forward=false`,
+    if (received === undefined) return { draft };
+    const pdus = await this.#forwardPdus(received, recipients);
+    const extraHeaders = pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, foldPdu(p)]);
+    return { draft: { ...draft, extraHeaders } };
+  }
+
+  /**
+   * The forward PDUs of a received file for `recipients` (the owner among them needs none):
+   * the rules stay ours, so they can only stay or get stricter down a chain of forwards.
+   */
+  async #forwardPdus(
+    rec: ReceivedFileRecord,
+    recipients: readonly ContactRecord[],
+  ): Promise<string[]> {
+    const no = (why: string) =>
+      new GatewayError(
+        `send_msg: this protected file (file ${rec.id}) may not be forwarded: ${why}`,
       );
+    if (!rec.allowForward) throw no("its owner set allow_forward=false");
+    const v = this.recipient.verdict(rec);
+    if (v.state === FileAccessState.REVOKED || v.state === FileAccessState.NOT_FOUND) {
+      throw no(`access to it is ${v.state} (${v.reason})`);
     }
-    return { draft };
+    const owner = this.d.ctx.store.contacts.get(rec.ownerContactId);
+    if (rec.filePdu === "" || owner === undefined || owner.publicKey.length === 0) {
+      throw no("it was received before this gateway kept what a forward carries");
+    }
+    const out: string[] = [];
+    for (const c of recipients) {
+      if (c.id === rec.ownerContactId || c.fingerprint === "") continue;
+      const fwd = await signForward({
+        fileUid: rec.fileUid,
+        filePdu: rec.filePdu,
+        owner,
+        forwarder: this.d.self.fingerprint,
+        recipient: c.fingerprint,
+        rules: {
+          allow_download: rec.allowDownload,
+          allow_forward: rec.allowForward,
+          duration_minutes: rec.durationMinutes,
+        },
+        now: nowOf(this.d),
+      }, this.d.self.privateKey);
+      out.push(fwd.encoded);
+    }
+    return out;
   }
 
   /** The state and rules of the protected file of message `msgId`. */
@@ -155,6 +221,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
         recipients: store.accessList(sent.id).map((a) => ({
           contact_id: a.contactId,
           state: a.state,
+          forwarded_by: a.forwardedBy,
         })),
       };
     }

@@ -294,4 +294,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX prv_received_uid ON prv_received (file_uid);
   CREATE INDEX prv_received_hash ON prv_received (prv_sha256);
   `,
+  // 13: forwarded protected files (docs/prv-format.md, Forwarding). Owner side: a recipient added
+  // by a forward names its forwarder and keeps its own rules (JSON; '' = the file's rules).
+  // Recipient side: the signed file_pdu as received, and the forward PDU when the file came
+  // through a forward (it goes with the first request to the owner).
+  `
+  ALTER TABLE prv_access ADD COLUMN forwarded_by INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE prv_access ADD COLUMN rules TEXT NOT NULL DEFAULT '';
+  ALTER TABLE prv_received ADD COLUMN file_pdu TEXT NOT NULL DEFAULT '';
+  ALTER TABLE prv_received ADD COLUMN forward_pdu TEXT NOT NULL DEFAULT '';
+  `,
 ];

@@ -1,6 +1,7 @@
 /**
  * Rows of the protected-file tables (migration 10): files this gateway protected (`prv_sent`),
- * each recipient's share and state (`prv_access`), and `.prv` files received (`prv_received`).
+ * each recipient's share and state (`prv_access`), and `.prv` files received (`prv_received`);
+ * forwards (migration 13) add a forwarder and own rules to an access row.
  */
 import type { Db } from "./db.ts";
 
@@ -42,6 +43,10 @@ export interface AccessRecord {
   readonly windowEnd: number;
   /** The pending renewal request's id ('' for none). */
   readonly requestId: string;
+  /** The recipient whose forward added this one (contact id), 0 for a recipient of the send. */
+  readonly forwardedBy: number;
+  /** This recipient's own rules as JSON (a forward's, never looser), '' = the file's rules. */
+  readonly rules: string;
 }
 
 /** Recipient-side stored states (`open`: access follows the grant in memory and the window). */
@@ -70,6 +75,10 @@ export interface ReceivedFileRecord {
   readonly reason: string;
   /** Tag of the device key S1 is wrapped under (see key_shares.ts). */
   readonly deviceTag: string;
+  /** The owner's signed file_pdu as received ('' in rows older than forwarding). */
+  readonly filePdu: string;
+  /** The forward PDU this copy came with ('' when it came from the owner). */
+  readonly forwardPdu: string;
 }
 
 type Row = Record<string, unknown>;
@@ -107,6 +116,8 @@ function accessOf(r: Row): AccessRecord {
     windowStart: r.window_start as number,
     windowEnd: r.window_end as number,
     requestId: r.request_id as string,
+    forwardedBy: r.forwarded_by as number,
+    rules: r.rules as string,
   };
 }
 
@@ -131,6 +142,8 @@ function receivedOf(r: Row): ReceivedFileRecord {
     requestId: r.request_id as string,
     reason: r.reason as string,
     deviceTag: r.device_tag as string,
+    filePdu: r.file_pdu as string,
+    forwardPdu: r.forward_pdu as string,
   };
 }
 
@@ -143,7 +156,7 @@ export class ProtectedFilesStore {
     f: Omit<SentFileRecord, "id">,
     recipients: readonly Omit<
       AccessRecord,
-      "fileId" | "state" | "windowStart" | "windowEnd" | "requestId"
+      "fileId" | "state" | "windowStart" | "windowEnd" | "requestId" | "forwardedBy" | "rules"
     >[],
   ): number {
     return this.db.tx(() => {
@@ -209,6 +222,23 @@ export class ProtectedFilesStore {
     return r && sentOf(r);
   }
 
+  /** Adds a recipient that a forward made (its own S1, otk_pdu, forwarder and rules). */
+  insertForwardedAccess(
+    r: Omit<AccessRecord, "state" | "windowStart" | "windowEnd" | "requestId">,
+  ): void {
+    this.db.run(
+      "INSERT INTO prv_access (file_id, contact_id, fingerprint, s1, otk_pdu, forwarded_by, rules) " +
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+      r.fileId,
+      r.contactId,
+      r.fingerprint,
+      r.s1,
+      r.otkPdu,
+      r.forwardedBy,
+      r.rules,
+    );
+  }
+
   accessOf(fileId: number, contactId: number): AccessRecord | undefined {
     const r = this.db.get<Row>(
       "SELECT * FROM prv_access WHERE file_id = ? AND contact_id = ?",
@@ -252,7 +282,8 @@ export class ProtectedFilesStore {
     return this.db.run(
       "INSERT INTO prv_received (msg_id, chat_id, owner_contact_id, file_uid, prv_sha256, s1, " +
         "allow_download, allow_forward, duration_minutes, name, mime, size, received_at, " +
-        "window_end, device_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "window_end, device_tag, file_pdu, forward_pdu) " +
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       f.msgId,
       f.chatId,
       f.ownerContactId,
@@ -268,6 +299,8 @@ export class ProtectedFilesStore {
       f.receivedAt,
       f.windowEnd,
       f.deviceTag,
+      f.filePdu,
+      f.forwardPdu,
     ).lastId;
   }
 

@@ -4,7 +4,8 @@
  * viewer API (type, bytes, Range), cannot forward it, loses it on revoke (a running stream
  * ends); after a restart B asks A again and stays `requested` while A is offline; a copy of B's
  * data dir on another machine (another /etc/machine-id) opens nothing. Plaintext never reaches
- * B's disk. A Delta Chat peer gets a .prv as a plain attachment and no PDU as text.
+ * B's disk. A Delta Chat peer gets a .prv as a plain attachment and no PDU as text. B forwards a
+ * file that allows it to C, whom A does not know: C's grant comes from A, who can revoke C alone.
  */
 import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
@@ -484,6 +485,74 @@ Deno.test({
     assert.equal((await open(b, bMsg)).status, 403);
     const still = await open(c, inC.event.msg_id as number);
     assert.equal(still.status, 200, "Carol keeps her access");
+    await still.body?.cancel();
+  },
+});
+
+Deno.test({
+  name: "three gateways: B forwards to C (unknown to A); A grants C, then revokes C alone",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay();
+    await using license = await testLicense();
+    await using a = await GatewayPeer.start("alice", relay, { env: license.env });
+    await using b = await GatewayPeer.start("bob", relay, { env: license.env });
+    await using c = await GatewayPeer.start("carol", relay, { env: license.env });
+    const ab = await joinBySecureJoin(a, b);
+    const bc = await joinBySecureJoin(b, c);
+    const files = `${a.dir.path}/data/files`;
+    const bytes = secretPng(300_000);
+    await Deno.writeFile(`${files}/plan.png`, bytes);
+    const r = await a.call<{ encrypted_path: string; file_id: number }>(
+      "secure_send_file",
+      1,
+      ab.inviterChat,
+      ab.joinerOnInviter,
+      `${files}/plan.png`,
+      false,
+      true,
+      0,
+    );
+    const bf = b.events.length;
+    const aliceMsg = await a.call<number>("send_msg", 1, ab.inviterChat, {
+      file: r.encrypted_path,
+      viewtype: "File",
+    });
+    const inB = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 60_000, bf);
+    const bMsg = inB.event.msg_id as number;
+    const bobCopy = (await b.call<Record<string, Msg>>("get_messages", 1, [bMsg]))[bMsg];
+
+    const cf = c.events.length;
+    await b.call("send_msg", 1, bc.inviterChat, { file: bobCopy.file, viewtype: "File" });
+    const inC = await c.waitForEvent((e) => e.event.type === "IncomingMsg", 60_000, cf);
+    const cMsg = inC.event.msg_id as number;
+    const status = (peer: GatewayPeer, msgId: number) =>
+      peer.call<{ state: string; allow_forward: boolean }>("secure_get_file_status", 1, msgId);
+    assert.equal((await status(c, cMsg)).state, "requested");
+    const open = async (peer: GatewayPeer, msgId: number) =>
+      await stream(peer, await bearer(peer, `${peer.dir.path}/data`), msgId);
+    const first = await open(c, cMsg);
+    assert.equal(first.status, 403, "the first open asks the owner");
+    assert.equal((await first.json()).state, "requested");
+    await c.poll(async () => (await status(c, cMsg)).state, (s) => s === "active", 60_000);
+    const res = await open(c, cMsg);
+    assert.equal(res.status, 200);
+    assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+
+    const owner = await a.call<{ recipients: { contact_id: number; forwarded_by: number }[] }>(
+      "secure_get_file_status",
+      1,
+      aliceMsg,
+    );
+    const carol = owner.recipients.find((x) => x.forwarded_by === ab.joinerOnInviter);
+    assert.ok(carol !== undefined, JSON.stringify(owner.recipients));
+    await a.call("secure_revoke_file_access", 1, ab.inviterChat, r.file_id, carol.contact_id);
+    await c.poll(async () => (await status(c, cMsg)).state, (s) => s === "revoked", 60_000);
+    assert.equal((await open(c, cMsg)).status, 403);
+    const still = await open(b, bMsg);
+    assert.equal(still.status, 200, "Bob keeps his access");
     await still.body?.cancel();
   },
 });

@@ -166,7 +166,7 @@ Deno.test("duration expiry on the injected clock → expired; renewal asked, gra
     p.alice.protectedFiles.status(
       p.alice.store.msgs.stampsOfChat(p.aliceChat, false).at(-1)!.id,
     ).recipients,
-    [{ contact_id: p.bobOnAlice, state: "waiting_owner_action" }],
+    [{ contact_id: p.bobOnAlice, state: "waiting_owner_action", forwarded_by: 0 }],
   );
   await p.alice.protectedFiles.owner.respondRenewal(result.file_id, p.bobOnAlice, true);
   await exchange(p);

@@ -154,8 +154,9 @@ export const secureRevokeFileAccess: MethodEntry = {
  * `secure_get_file_status [account_id, msg_id]` → `{file_id, msg_id, chat_id, role, state,
  * reason, allow_download, allow_forward, duration_minutes, expires_at, file_name, file_size,
  * recipients?}`: `state` is one of active, requested, expired, revoked, denied, deleted,
- * waiting_owner_action, not_found. Not gated (reading what one holds). -1 for a message
- * without a `.prv`.
+ * waiting_owner_action, not_found; the owner's `recipients` are `{contact_id, state,
+ * forwarded_by}` (`forwarded_by`: the recipient whose forward added it, 0 for none). Not gated
+ * (reading what one holds). -1 for a message without a `.prv`.
  */
 export const secureGetFileStatus: MethodEntry = {
   name: "secure_get_file_status",
