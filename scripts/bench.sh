@@ -12,7 +12,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-DENO="${DENO:-$(command -v deno)}"
+# The deno binary: our parent when run by `deno task`, else one on PATH.
+parent_exe="$(readlink "/proc/$PPID/exe" 2>/dev/null || true)"
+[ "${parent_exe##*/}" = deno ] || parent_exe="$(command -v deno || true)"
+DENO="${DENO:-$parent_exe}"
+[ -x "$DENO" ] || { echo "bench.sh: no deno binary found (run it as: npx --yes deno@2.9.5 task bench)" >&2; exit 1; }
+export DENO
 # The container benchmark uses only WebCrypto and files in /tmp: no packages, no namespace.
 if [ "${BENCH_ONLY:-}" = prv ] && [ "${EDGE_BENCH_IN_NS:-}" != 1 ]; then
   exec "$DENO" run -A --no-prompt bench/run.ts
