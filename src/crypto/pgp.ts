@@ -4,6 +4,7 @@
  * the key the decrypted MIME names (the sender's key travels inside the encrypted part). Pure.
  */
 import * as openpgp from "openpgp";
+import { toHex } from "../bytes.ts";
 
 /** Decompressed plaintext limit: Delta Chat compresses with ZLIB, so a bomb is a real risk. */
 export const MAX_PLAINTEXT_BYTES = 64 * 1024 * 1024;
@@ -104,9 +105,7 @@ export async function decryptMessage(
           await s.verified;
           const sig = await s.signature;
           const issuer = sig.packets[0].issuerFingerprint;
-          const fpr = issuer
-            ? Array.from(issuer, (b) => b.toString(16).padStart(2, "0")).join("").toUpperCase()
-            : undefined;
+          const fpr = issuer ? toHex(issuer).toUpperCase() : undefined;
           const primary = keys.find((k) =>
             k.getKeys().some((sub) => sub.getFingerprint().toUpperCase() === fpr)
           );

@@ -3,6 +3,7 @@
  * from the viewer's device fingerprint so that the fingerprint itself (the viewer's `/auth`
  * credential) never leaves the gateway or lands in a license file.
  */
+import { toHex } from "../bytes.ts";
 
 const CONTEXT = "edge-gateway license device v1\n";
 
@@ -10,5 +11,5 @@ const CONTEXT = "edge-gateway license device v1\n";
 export async function licenseDeviceId(fingerprint: string): Promise<string> {
   const data = new TextEncoder().encode(CONTEXT + fingerprint);
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(hash);
 }

@@ -2,6 +2,7 @@
  * Writing a file atomically: into a hidden temporary file in the destination's directory,
  * flushed to disk, then renamed over the final name; on failure the temporary file is removed.
  */
+import { toHex } from "../bytes.ts";
 
 /** The directory part of `path` ('.' when it has none). */
 function dirOf(path: string): string {
@@ -13,10 +14,7 @@ function dirOf(path: string): string {
 export function tempNameFor(path: string): string {
   const slash = path.lastIndexOf("/");
   const dir = slash < 0 ? "" : path.slice(0, slash + 1);
-  const rand = Array.from(
-    crypto.getRandomValues(new Uint8Array(6)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
+  const rand = toHex(crypto.getRandomValues(new Uint8Array(6)));
   return `${dir}.${path.slice(slash + 1)}.tmp-${rand}`;
 }
 

@@ -16,7 +16,7 @@ import {
   NONCE_PREFIX_SIZE,
   SALT_SIZE,
 } from "./prv_format.ts";
-import { concatBytes } from "../bytes.ts";
+import { concatBytes, toHex } from "../bytes.ts";
 import { type DigestIndex, type Sha256Pair, sha256PairFor } from "./sha256_worker.ts";
 
 /**
@@ -54,8 +54,6 @@ export interface PrvEncryptOptions {
   /** Chunks per batch (default DEFAULT_BATCH_CHUNKS, at least 1). */
   readonly batchChunks?: number;
 }
-
-const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 
 /** The `.prv` path for a plaintext path: the same path with `.prv` appended (SPEC). */
 export function prvPathFor(plaintextPath: string): string {
@@ -194,7 +192,7 @@ async function encryptBody(
     const [plaintextSha256, prvSha256] = await hashes.digest();
     return {
       cek: p.cek,
-      fileUid: hex(p.fileUid),
+      fileUid: toHex(p.fileUid),
       plaintextSha256,
       prvSha256,
       plaintextSize: size,

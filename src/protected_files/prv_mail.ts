@@ -2,6 +2,7 @@
  * How the protected-file code sends its hidden PDU mails (request, grant, revoke, deny) and what
  * it shares between the owner's and the recipient's side: the account, the clock, the queue.
  */
+import { toHex } from "../bytes.ts";
 import type { CoreContext } from "../core/context.ts";
 import { nowSeconds } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
@@ -43,8 +44,5 @@ export async function sendPdus(
 
 /** 32 hex digits of fresh randomness (request ids). */
 export function randomId(): string {
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(16)),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
+  return toHex(crypto.getRandomValues(new Uint8Array(16)));
 }

@@ -4,6 +4,7 @@
  */
 import { DataDirLayout } from "../constants.ts";
 import { logger } from "../log.ts";
+import { toHex } from "../bytes.ts";
 
 const log = logger("viewer");
 
@@ -56,7 +57,7 @@ export function primaryMac(interfaces: readonly InterfaceInfo[]): string | undef
 export async function computeFingerprint(mac: string, machineId: string): Promise<string> {
   const data = new TextEncoder().encode(mac + machineId);
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(hash);
 }
 
 async function readTrimmed(
@@ -73,7 +74,7 @@ async function readTrimmed(
 
 function randomHex32(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(bytes);
 }
 
 /**

@@ -2,6 +2,7 @@
  * Serving decrypted plaintext to the viewer: the seam to the protected-file code, and the sniff
  * of the first bytes for `Content-Type` while the rest streams through without being buffered.
  */
+import { concatBytes } from "../bytes.ts";
 import { GatewayError } from "../errors.ts";
 import type { ViewerSessions } from "./session.ts";
 
@@ -74,16 +75,6 @@ export interface SniffedStream {
   readonly body: ReadableStream<Uint8Array>;
 }
 
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
-
 /** Reads at least SNIFF_BYTES, or everything when shorter; `done` says the source ended. */
 async function readHead(
   reader: ReadableStreamDefaultReader<Uint8Array>,
@@ -92,11 +83,11 @@ async function readHead(
   let total = 0;
   while (total < SNIFF_BYTES) {
     const r = await reader.read();
-    if (r.done) return { head: concat(chunks, total), done: true };
+    if (r.done) return { head: concatBytes(chunks), done: true };
     chunks.push(r.value);
     total += r.value.byteLength;
   }
-  return { head: concat(chunks, total), done: false };
+  return { head: concatBytes(chunks), done: false };
 }
 
 /** A pull-based body: `head` first, then the rest of `reader`; `onEnd` once at its end. */
