@@ -218,26 +218,18 @@ export class MailComposer {
    * empty chat message would show as an empty bubble. Gateways read the PDUs first.
    */
   async renderPdus(to: KeyedRecipient, pdus: readonly string[]): Promise<RenderedMail> {
-    const messageId = this.newMessageId();
-    const inner = renderReadReceipt({
-      from: this.#from(),
-      to: [to],
-      messageId: `<${messageId}>`,
-      date: new Date(),
-      subject: "Receipt Notification",
-      autocryptKey: this.self.publicKey,
-      extra: pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]),
-      originalMessageIds: [`<${this.newMessageId()}>`],
-      disposition: "processed",
-    });
-    return await this.seal(inner, [to], messageId);
+    return await this.renderReceipt(to, [this.newMessageId()], "processed", pdus);
   }
 
-  /** A receipt for messages of one sender: read (`displayed`) or stored (`processed`). */
+  /**
+   * A receipt for messages of one sender: read (`displayed`) or stored (`processed`); `pdus` go
+   * into it as `Edge-Prv-Pdu` headers (see renderPdus).
+   */
   async renderReceipt(
     to: KeyedRecipient,
     originalMessageIds: readonly string[],
     disposition: "displayed" | "processed",
+    pdus: readonly string[] = [],
   ): Promise<RenderedMail> {
     const messageId = this.newMessageId();
     const inner = renderReadReceipt({
@@ -247,6 +239,9 @@ export class MailComposer {
       date: new Date(),
       subject: "Receipt Notification",
       autocryptKey: this.self.publicKey,
+      ...(pdus.length === 0
+        ? {}
+        : { extra: pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]) }),
       originalMessageIds: originalMessageIds.map((id) => `<${id}>`),
       disposition,
     });
