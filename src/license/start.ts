@@ -3,6 +3,7 @@
  * no license file exists, and, when the license server cannot be reached, start anyway with
  * `no_license` and keep retrying with back-off in the background.
  */
+import { sleep as abortableSleep } from "../sleep.ts";
 import type { GatewayConfig } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { logger } from "../log.ts";
@@ -92,19 +93,6 @@ export interface RetryOptions {
   readonly maxMs?: number;
   /** Waits `ms` or until `signal` aborts (tests pass a fake). */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /**

@@ -4,6 +4,7 @@
  * heartbeat that also re-issues IDLE, tells listeners when new mail exists and drains INBOX into
  * reception one mail at a time between IDLEs (inbox_drain.ts). Never throws.
  */
+import { sleep } from "../sleep.ts";
 import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
@@ -71,20 +72,6 @@ export function backoffDelay(
 }
 
 type Client = ReturnType<typeof createImapClient>;
-
-/** Resolves after `ms` or when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
 
 /** The reconnecting IMAP IDLE loop. */
 export class ImapLoop {

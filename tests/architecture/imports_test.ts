@@ -15,7 +15,16 @@ const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src")
  */
 const LAYERS: readonly (readonly string[])[] = [
   // 0: leaves: names, numbers, errors, logging, byte helpers, the event union and bus
-  ["constants.ts", "protocol.ts", "errors.ts", "log.ts", "env_shim.ts", "bytes.ts", "events/"],
+  [
+    "constants.ts",
+    "protocol.ts",
+    "errors.ts",
+    "log.ts",
+    "env_shim.ts",
+    "bytes.ts",
+    "sleep.ts",
+    "events/",
+  ],
   // 1: pure and effectful edges
   ["store/", "crypto/", "mime/", "transport/", "config.ts"],
   // 2: the domain core
