@@ -25,7 +25,8 @@ interface Msg {
   fileBytes: number;
 }
 
-const MARKER = new TextEncoder().encode("PLAINTEXT-MARKER-7f3a9c1e-never-on-disk");
+// Random per run: a fixed marker would also be found in this file when the checkout is under /tmp.
+const MARKER = new TextEncoder().encode(`PLAINTEXT-MARKER-${crypto.randomUUID()}`);
 
 /** A PNG-looking file of `size` bytes with the marker repeated through it. */
 function secretPng(size: number): Uint8Array {
