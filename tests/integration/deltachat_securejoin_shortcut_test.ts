@@ -2,14 +2,20 @@
  * Delta Chat 2.57's SecureJoin shortcut with the gateway as inviter, on the real relay (chatmail
  * filter on): once Delta Chat has the gateway's key, whose `relays@chatmail.at` notation names
  * the invite's address, its next joins skip vg-/vc-request and auth-required and send
- * vg-/vc-request-with-auth at once; the gateway accepts it, and the group works both ways.
+ * vg-/vc-request-with-auth at once; the gateway accepts it, and the group works both ways. A
+ * gateway whose stored key predates the notation gets it at restart, with the same effect.
  */
 import assert from "node:assert/strict";
+import * as openpgp from "openpgp";
+import { storedForm } from "../../src/crypto/keygen.ts";
+import { keyRelays } from "../../src/crypto/key_relays.ts";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { readStoredAccount, replaceStoredKey } from "../_helpers/gateway_store.ts";
 import { secureJoinStepsReceived } from "../_helpers/log_lines.ts";
 import { dcSecureJoin, dcTexts, dump, eventually, gwTexts } from "../_helpers/mixed_peers.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
 
 const ignore = NO_RELAY || !deltaChatInstalled();
 
@@ -105,6 +111,78 @@ Deno.test({
         from,
       );
       assert.deepEqual(await stepsAfter(gw, before, 1), ["vc-request-with-auth"]);
+    } catch (err) {
+      await dump(relay, [gw], [dc], err);
+    }
+  },
+});
+
+/** The key as versions before the notation stored it: the same key without direct signatures. */
+async function withoutNotation(armored: string) {
+  const key = await openpgp.readPrivateKey({ armoredKey: armored });
+  const packets = new openpgp.PacketList<openpgp.AnyPacket>();
+  for (const p of key.toPacketList()) {
+    const direct = p instanceof openpgp.SignaturePacket &&
+      p.signatureType === openpgp.enums.signature.key;
+    if (!direct) packets.push(p);
+  }
+  return storedForm(new openpgp.PrivateKey(packets));
+}
+
+Deno.test({
+  name: "a key from before the notation gets it at restart; Delta Chat then takes the shortcut",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    await using data = await makeTempDir("gw-old-key");
+    const dataDir = `${data.path}/data`;
+    const first = await GatewayPeer.start("Edge GW", relay, { dataDir });
+    await first.stop();
+    const provisioned = readStoredAccount(dataDir);
+    const old = await withoutNotation(provisioned.privateKey);
+    assert.equal(old.fingerprint, provisioned.fingerprint);
+    replaceStoredKey(dataDir, old);
+
+    await using gw = await GatewayPeer.start("Edge GW", relay, { dataDir });
+    await using dc = await DeltaChatPeer.start("dora", relay, { displayName: "Dora" });
+    try {
+      const now = readStoredAccount(dataDir);
+      assert.equal(now.fingerprint, provisioned.fingerprint, "the same key, re-signed");
+      const pub = await openpgp.readKey({ binaryKey: now.publicKey });
+      await pub.verifyPrimaryKey();
+      assert.deepEqual(await keyRelays(pub), [gw.addr]);
+      assert.match(gw.daemon.output(), /account key re-signed to name its relay address/);
+
+      // A 1:1 join first: Delta Chat learns the re-signed key through the full flow.
+      let from = gw.events.length;
+      await dcSecureJoin(dc, await gw.call<string>("get_chat_securejoin_qr_code", 1, null));
+      await gw.waitForEvent(
+        (e) => e.event.type === "SecurejoinInviterProgress" && e.event.progress === 1000,
+        60_000,
+        from,
+      );
+      assert.deepEqual(await stepsAfter(gw, 0, 2), ["vc-request", "vc-request-with-auth"]);
+
+      // Then a group: straight to vg-request-with-auth, and the group works.
+      const g = await gw.call<number>("create_group_chat", 1, "Upgraded", false);
+      from = gw.events.length;
+      const seen = secureJoinStepsReceived(gw.daemon.output()).length;
+      const dcGroup = await dcSecureJoin(
+        dc,
+        await gw.call<string>("get_chat_securejoin_qr_code", 1, g),
+      );
+      await inviterDone(gw, g, from);
+      assert.deepEqual(await stepsAfter(gw, seen, 1), ["vg-request-with-auth"]);
+      const chat = await eventually(
+        () => dc.call<DcChat>("get_full_chat_by_id", dc.accountId, dcGroup),
+        (c) => c.selfInGroup && c.contactIds.length === 2,
+        "Dora is in the group",
+      );
+      assert.equal(chat.name, "Upgraded");
+      await dc.call("send_msg", dc.accountId, dcGroup, { text: "after the upgrade" });
+      await eventually(() => gwTexts(gw, g), (t) => t.includes("after the upgrade"), "gw reads");
     } catch (err) {
       await dump(relay, [gw], [dc], err);
     }
