@@ -1,7 +1,8 @@
 /**
  * Names of the chat-mail protocol the gateway speaks with Delta Chat 2.x, in one place: header
  * names (`Chat-*`, `Secure-Join*`, `Autocrypt*`), viewtypes, download states, system-message
- * kinds and the SecureJoin steps with their parser. A leaf module: it imports nothing.
+ * kinds, the SecureJoin steps with their parser and the key's notation names. A leaf module: it
+ * imports nothing.
  */
 
 /**
@@ -133,6 +134,20 @@ export const CHAT_CONTENT_SYSTEM: Readonly<Record<string, SystemMessage>> = {
 
 /** `Chat-Content` value of an avatar change. */
 export const CHAT_CONTENT_GROUP_AVATAR_CHANGED = "group-avatar-changed";
+
+/**
+ * OpenPGP notation names on the account key. `RELAYS` sits on the key's direct-key signature: the
+ * owner's relay addresses, comma-separated (at most {@link MAX_KEY_RELAYS}). Delta Chat sends to
+ * every address listed, and a joiner that already has the key skips SecureJoin's first two steps
+ * when every invite address is listed (protocols.md §3, §7.2).
+ */
+export const KeyNotation = {
+  RELAYS: "relays@chatmail.at",
+} as const;
+export type KeyNotation = typeof KeyNotation[keyof typeof KeyNotation];
+
+/** Most relay addresses Delta Chat reads from a `relays@chatmail.at` notation. */
+export const MAX_KEY_RELAYS = 5;
 
 /** Every SecureJoin step name (protocols.md §7.2, deltachat-groups.md §5). */
 export const SecureJoinStep = {

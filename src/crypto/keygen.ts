@@ -1,8 +1,10 @@
 /**
  * Creates the account's OpenPGP key in Delta Chat's shape: a v4 Ed25519 (legacy EdDSA) signing
- * primary key with a Curve25519 (legacy ECDH) encryption subkey and the user ID `<addr>`.
+ * primary key with a Curve25519 (legacy ECDH) encryption subkey, the user ID `<addr>` and a
+ * direct-key signature naming `addr` as the owner's relay (key_relays.ts).
  */
 import * as openpgp from "openpgp";
+import { withKeyRelays } from "./key_relays.ts";
 
 /** A freshly generated key pair as it is stored. */
 export interface GeneratedKey {
@@ -10,7 +12,10 @@ export interface GeneratedKey {
   readonly fingerprint: string;
   /** Armored private key (unencrypted: the data directory is the protection; never logged). */
   readonly privateKey: string;
-  /** Binary transferable public key: exactly the Autocrypt `keydata` (5 packets: 6,13,2,14,2). */
+  /**
+   * Binary transferable public key: exactly the Autocrypt `keydata` (6 packets: 6, 2 the direct
+   * key signature, 13, 2, 14, 2).
+   */
   readonly publicKey: Uint8Array;
 }
 
@@ -18,14 +23,20 @@ export interface GeneratedKey {
  * Generates the key for `addr`. These are OpenPGP.js 6's defaults, spelled out so that a library
  * upgrade cannot silently change the shape: v4 keys (`config.v6Keys` stays off) and the legacy
  * curve ids that Autocrypt Level 1 peers and every Delta Chat version read (protocols.md §3, §11).
+ * The relay notation lists the address lower-cased, as our invites write it.
  */
 export async function generateAccountKey(addr: string): Promise<GeneratedKey> {
-  const { privateKey } = await openpgp.generateKey({
+  const { privateKey: bare } = await openpgp.generateKey({
     type: "ecc",
     curve: "ed25519Legacy",
     userIDs: [{ email: addr }],
     format: "object",
   });
+  return storedForm(await withKeyRelays(bare, [addr.toLowerCase()]));
+}
+
+/** The key as the store keeps it: fingerprint, armored private key, Autocrypt keydata. */
+export function storedForm(privateKey: openpgp.PrivateKey): GeneratedKey {
   return {
     fingerprint: privateKey.getFingerprint().toUpperCase(),
     privateKey: privateKey.armor(),

@@ -33,4 +33,19 @@ export class KeysStore {
       pair.publicKey,
     );
   }
+
+  /**
+   * Replaces the key material of the key pair in use, when it still is `pair.fingerprint` (a
+   * re-signed key keeps its fingerprint): one statement, so a crash leaves the old or the new
+   * key, never half of each. False when the key in use is another one.
+   */
+  replaceCurrent(pair: StoredKeyPair): boolean {
+    return this.db.run(
+      `UPDATE keypairs SET private_key = ?, public_key = ?
+       WHERE id = (SELECT MAX(id) FROM keypairs) AND fingerprint = ?`,
+      pair.privateKey,
+      pair.publicKey,
+      pair.fingerprint,
+    ).changes === 1;
+  }
 }

@@ -2,7 +2,8 @@
  * Reads a gateway's own account out of its data directory (read-only `node:sqlite`, so a running
  * daemon is not disturbed; the database is in WAL mode): address, mail password and public key.
  * For tests that must act as the account's mail client (e.g. IMAP APPEND into its INBOX) or
- * sign as it, and to see which mails the reception pipeline recorded as unusable.
+ * sign as it, and to see which mails the reception pipeline recorded as unusable; and, for a
+ * stopped gateway only, replaces its key material (to stage a key from an older version).
  */
 import { DatabaseSync } from "node:sqlite";
 import { DataDirLayout } from "../../src/constants.ts";
@@ -66,6 +67,25 @@ export function readReceiveErrors(dataDir: string): StoredReceiveError[] {
       reason: string;
       size: number;
     }[]).map((r) => ({ messageId: r.message_id, reason: r.reason, size: r.size }));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Replaces the key material of the key pair in use (same fingerprint) in a STOPPED gateway's
+ * data directory, e.g. with the key as an older version made it.
+ */
+export function replaceStoredKey(
+  dataDir: string,
+  key: { readonly privateKey: string; readonly publicKey: Uint8Array },
+): void {
+  const db = new DatabaseSync(`${dataDir}/${DataDirLayout.DATABASE}`);
+  try {
+    const r = db.prepare(
+      "UPDATE keypairs SET private_key = ?, public_key = ? WHERE id = (SELECT MAX(id) FROM keypairs)",
+    ).run(key.privateKey, key.publicKey);
+    if (r.changes !== 1) throw new Error(`no key pair in ${dataDir}`);
   } finally {
     db.close();
   }

@@ -1,6 +1,7 @@
 /**
  * Reading a daemon's output as log lines (src/log.ts's format): lines that are not log records,
- * and the per-mail `[receive] mail processed` INFO lines with their fields.
+ * the per-mail `[receive] mail processed` INFO lines with their fields, and the SecureJoin steps
+ * they name.
  */
 
 /** `<ISO time> <LEVEL> [scope] message fields…` as src/log.ts writes it. */
@@ -17,4 +18,11 @@ export function mailProcessedLines(output: string): { line: string; uid: number 
   return output.split("\n")
     .filter((l) => / INFO {2}\[receive\] mail processed /.test(l))
     .map((line) => ({ line, uid: Number(/ uid=(\d+)/.exec(line)?.[1] ?? NaN) }));
+}
+
+/** The SecureJoin steps the daemon received, in order (from its `mail processed` lines). */
+export function secureJoinStepsReceived(output: string): string[] {
+  return mailProcessedLines(output)
+    .map(({ line }) => / outcome="securejoin" step="([\w-]+)"/.exec(line)?.[1])
+    .filter((s): s is string => s !== undefined);
 }

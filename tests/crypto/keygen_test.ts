@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import * as openpgp from "openpgp";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
+import { keyRelays } from "../../src/crypto/key_relays.ts";
 
 /** Packet tags of a binary OpenPGP packet sequence (new-format headers, as OpenPGP.js writes). */
 function packetTags(bytes: Uint8Array): number[] {
@@ -24,10 +25,10 @@ function packetTags(bytes: Uint8Array): number[] {
   return tags;
 }
 
-Deno.test("generateAccountKey() makes an Ed25519 + Cv25519 key with UID <addr> and 5 public packets", async () => {
+Deno.test("generateAccountKey() makes an Ed25519 + Cv25519 key with UID <addr> and 6 public packets", async () => {
   const key = await generateAccountKey("gw@example.org");
   assert.match(key.fingerprint, /^[0-9A-F]{40}$/);
-  assert.deepEqual(packetTags(key.publicKey), [6, 13, 2, 14, 2]);
+  assert.deepEqual(packetTags(key.publicKey), [6, 2, 13, 2, 14, 2], "key, direct sig, UID, …");
   const pub = await openpgp.readKey({ binaryKey: key.publicKey });
   assert.equal(pub.getFingerprint().toUpperCase(), key.fingerprint);
   assert.deepEqual(pub.getUserIDs(), ["<gw@example.org>"]);
@@ -37,7 +38,16 @@ Deno.test("generateAccountKey() makes an Ed25519 + Cv25519 key with UID <addr> a
   assert.equal(pub.subkeys[0].keyPacket.algorithm, openpgp.enums.publicKey.ecdh);
   assert.equal(pub.subkeys[0].getAlgorithmInfo().curve, "curve25519Legacy");
   await pub.getEncryptionKey(); // throws when no valid encryption subkey is bound
+  await pub.verifyPrimaryKey(); // the direct-key signature does not spoil the self-signature
   const priv = await openpgp.readPrivateKey({ armoredKey: key.privateKey });
   assert.ok(priv.isDecrypted(), "stored unencrypted; the data directory (0700) protects it");
   assert.doesNotMatch(key.privateKey, /Version:|Comment:/);
+});
+
+Deno.test("generateAccountKey() names the address, lower-cased, in the relays@chatmail.at notation", async () => {
+  const key = await generateAccountKey("Gw@Example.org");
+  const pub = await openpgp.readKey({ binaryKey: key.publicKey });
+  assert.deepEqual(await keyRelays(pub), ["gw@example.org"]);
+  const priv = await openpgp.readPrivateKey({ armoredKey: key.privateKey });
+  assert.deepEqual(await keyRelays(priv), ["gw@example.org"], "the stored private key has it too");
 });

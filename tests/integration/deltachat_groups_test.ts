@@ -279,7 +279,9 @@ twoGatewaysTest({
       await eventually(() => gwTexts(gw2, g2), (t) => once(t, "eve joined"), "gw2 gets Eve");
 
       // (c) Dora, already verified with gateway 1, joins another of its groups by invite (Delta
-      // Chat 2.57 still starts with vg-request here: our key names no relays, so no shortcut).
+      // Chat 2.57 takes the shortcut here, straight to vg-request-with-auth: it has our key, whose
+      // relays@chatmail.at notation names the invite's address; see
+      // deltachat_securejoin_shortcut_test.ts).
       const g3 = await gw1.call<number>("create_group_chat", 1, "Second", false);
       const link3 = await gw1.call<string>("get_chat_securejoin_qr_code", 1, g3);
       const dora3 = await dcSecureJoin(dora, link3);

@@ -1,11 +1,13 @@
 /**
  * SecureJoin inviter and joiner with real keys, mails handed between two in-memory accounts:
- * the legacy four steps, the shortcut, and every refusal (unknown invite number, wrong or
- * replayed auth, forged steps, own and malformed links).
+ * the legacy four steps, the shortcut (1:1 and group), and every refusal (unknown invite number,
+ * wrong or replayed auth, forged steps, own and malformed links).
  */
 import assert from "node:assert/strict";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { GatewayError, InvalidParamsError } from "../../src/errors.ts";
+import { GroupMembers } from "../../src/core/group_members.ts";
+import { Groups } from "../../src/core/groups.ts";
 import { parseInvite } from "../../src/securejoin/invite.ts";
 import { deliverAll, introduce, type TestAccount, testAccount } from "../core/_accounts.ts";
 
@@ -70,6 +72,22 @@ Deno.test("a joiner that already has the inviter's key skips to vc-request-with-
   assert.deepEqual(progress(alice, "SecurejoinInviterProgress"), [1000]);
   await deliverAll(alice, bob);
   assert.deepEqual(verifiedContacts(bob), [ALICE]);
+});
+
+Deno.test("the inviter adds a group joiner that skips straight to vg-request-with-auth", async () => {
+  const alice = await testAccount(ALICE, "Alice");
+  const bob = await testAccount(BOB, "Bob");
+  introduce(alice, bob);
+  const chatId = new Groups(alice.ctx, (d, c, r) => alice.composer.renderChat(d, c, r))
+    .create("Club");
+  await bob.secureJoin.join(alice.secureJoin.createInvite(chatId));
+  const steps = (await deliverAll(bob, alice)).map((o) => o.kind === "securejoin" && o.step);
+  assert.deepEqual(steps, ["vg-request-with-auth"], "no vg-request before it");
+  const done = alice.sink.events.filter((e) => e.kind === "SecurejoinInviterProgress");
+  assert.deepEqual(done.map((e) => [e.chatId, e.chatType, e.progress]), [[chatId, 120, 1000]]);
+  const bobOnAlice = alice.store.contacts.byFingerprint(bob.self.fingerprint)!;
+  assert.ok(new GroupMembers(alice.ctx).isMember(chatId, bobOnAlice.id));
+  assert.deepEqual(verifiedContacts(alice), [BOB]);
 });
 
 Deno.test("a wrong auth token is refused and nothing is verified", async () => {
