@@ -121,17 +121,20 @@ export class ProtectedFiles implements ProtectedFileReceiver {
    * chat mail, or queued 1:1 for several recipients by `afterSend`); a received `.prv` is a
    * forward: refused (-1 naming the rule) when its owner set allow_forward=false or revoked our
    * access, otherwise it gets a signed forward PDU per new recipient (`forwardPdus`). Other
-   * files pass unchanged.
+   * files pass unchanged. `authorize` runs before either of the first two does anything, so that
+   * `send_msg` can refuse to share a protected file without a license (it throws).
    */
   async outgoing(
     draft: OutgoingDraft,
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
+    authorize: () => void = () => {},
   ): Promise<{ draft: OutgoingDraft; afterSend?: () => Promise<void>; fileId?: number }> {
     const blob = draft.file;
     if (blob === undefined || !blob.blob.endsWith(".prv")) return { draft };
     const sent = this.owner.sentOfBlob(blob);
     if (sent !== undefined) {
+      authorize();
       const { inMail, separate } = await this.owner.pdusForSend(sent, chat.id, recipients);
       const extraHeaders = inMail.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]);
       const afterSend = separate.size === 0 ? undefined : async () => {
@@ -141,6 +144,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     }
     const received = this.d.ctx.store.protectedFiles.receivedByHashPrefix(blob.blob.slice(0, 32));
     if (received === undefined) return { draft };
+    authorize();
     const pdus = await this.#forwardPdus(received, recipients);
     const extraHeaders = pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, foldPdu(p)]);
     return { draft: { ...draft, extraHeaders } };

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { spawnDaemon } from "../_helpers/daemon.ts";
-import { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { GatewayPeer, RpcError } from "../_helpers/gateway_peer.ts";
 import { testLicense } from "../_helpers/licensed.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
@@ -555,5 +555,25 @@ Deno.test({
     const still = await open(b, bMsg);
     assert.equal(still.status, 200, "Bob keeps his access");
     await still.body?.cancel();
+
+    // Sharing a .prv by send_msg grants access as secure_* does: without a license, neither the
+    // owner's resend nor a forward goes out, and nothing is stored.
+    for (const peer of [a, b]) await peer.call("license_deactivate", 1);
+    const unlicensed = (e: unknown) =>
+      e instanceof RpcError && e.code === -32001 &&
+      /send_msg with a protected \.prv file.*needs an active license/.test(e.message);
+    const before = await a.call<number[]>("get_message_ids", 1, ab.inviterChat, false, false);
+    await assert.rejects(
+      () => a.call("send_msg", 1, ab.inviterChat, { file: r.encrypted_path, viewtype: "File" }),
+      unlicensed,
+    );
+    assert.deepEqual(
+      await a.call<number[]>("get_message_ids", 1, ab.inviterChat, false, false),
+      before,
+    );
+    await assert.rejects(
+      () => b.call("send_msg", 1, bc.inviterChat, { file: bobCopy.file, viewtype: "File" }),
+      unlicensed,
+    );
   },
 });
