@@ -20,7 +20,11 @@ export async function dcTexts(dc: DeltaChatPeer, chatId: number): Promise<string
   return ids.map((id) => msgs[String(id)].text);
 }
 
-/** Delta Chat `dc` joins by `link` (1:1, group or channel invite); returns the chat id. */
+/**
+ * Delta Chat `dc` joins by `link` (1:1, group or channel invite); returns the chat id once it can
+ * be used: for a group, Delta Chat reports progress 1000 on vg-member-added before it applies the
+ * mail that adds it, so that waits until it is a member too.
+ */
 export async function dcSecureJoin(dc: DeltaChatPeer, link: string): Promise<number> {
   const from = dc.events.length;
   const chat = await dc.call<number>("secure_join", dc.accountId, link);
@@ -28,6 +32,16 @@ export async function dcSecureJoin(dc: DeltaChatPeer, link: string): Promise<num
     (e) => e.event.kind === "SecurejoinJoinerProgress" && e.event.progress === 1000,
     60_000,
     from,
+  );
+  await eventually(
+    () =>
+      dc.call<{ chatType: string; selfInGroup: boolean }>(
+        "get_full_chat_by_id",
+        dc.accountId,
+        chat,
+      ),
+    (c) => c.chatType !== "Group" || c.selfInGroup,
+    "Delta Chat to be a member of the group it joined",
   );
   return chat;
 }
