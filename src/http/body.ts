@@ -27,45 +27,133 @@ export type LimitedBody =
   | { readonly ok: true; readonly bytes: Uint8Array }
   | { readonly ok: false; readonly size: number; readonly atLeast: boolean };
 
+/** A streamed body's outcome: its size, or the size that was over the limit. */
+export type StreamedBody =
+  | { readonly ok: true; readonly size: number }
+  | { readonly ok: false; readonly size: number; readonly atLeast: boolean };
+
 /**
- * Reads `req`'s body into memory unless it is larger than `limit` bytes; rejects with
- * `BodyReadError` when the body cannot be read.
+ * Receives the next chunk of a streamed body. The bytes are only valid during the call: the
+ * buffer under them is reused for the next chunk, so a handler that keeps them must copy them.
  */
-export async function readLimitedBody(req: Request, limit: number): Promise<LimitedBody> {
+export type BodyChunkHandler = (chunk: Uint8Array) => void;
+
+/** Size of the buffers bodies are streamed through (the runtime's own chunk size). */
+const CHUNK_BYTES = 65_536;
+/** Chunk buffers kept for the next body; one per body being streamed is in use. */
+const SPARE_BUFFERS_MAX = 8;
+const spareBuffers: ArrayBuffer[] = [];
+
+/**
+ * Streams `req`'s body chunk by chunk to `onChunk` unless it is larger than `limit` bytes (a
+ * declared length over it is refused before reading; a streamed body is cut once it passes it).
+ * A body from the HTTP server (a byte stream) is read into one reused buffer per body
+ * ("bring your own buffer"), so reading allocates nothing per chunk: otherwise the runtime
+ * allocates a fresh 64 KiB buffer per chunk, which lives outside the JS heap until the next full
+ * garbage collection and, 32 bodies at a time, grew the daemon's native heap for good
+ * (BENCHMARKS.md "Hostile load"). Rejects with `BodyReadError` when the body cannot be read.
+ */
+export async function streamLimitedBody(
+  req: Request,
+  limit: number,
+  onChunk: BodyChunkHandler,
+): Promise<StreamedBody> {
   try {
-    return await readBody(req, limit);
+    return await streamBody(req, limit, onChunk);
   } catch (err) {
     throw err instanceof BodyReadError ? err : new BodyReadError(err);
   }
 }
 
-async function readBody(req: Request, limit: number): Promise<LimitedBody> {
+async function streamBody(
+  req: Request,
+  limit: number,
+  onChunk: BodyChunkHandler,
+): Promise<StreamedBody> {
   const declared = Number(req.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     await req.body?.cancel().catch(() => {});
     return { ok: false, size: declared, atLeast: false };
   }
-  // Fast path: a small declared length (the HTTP server enforces that the body matches it),
-  // read in one call. It must not touch `req.body` first: that getter builds a
-  // ReadableStream and halves /rpc throughput (bench/, BENCHMARKS.md).
-  if (Number.isFinite(declared) && declared <= WHOLE_BODY_MAX_BYTES) {
-    return { ok: true, bytes: await req.bytes() };
+  if (req.body === null) return { ok: true, size: 0 };
+  const reader = byobReader(req.body);
+  return reader === undefined
+    ? await streamChunks(req.body.getReader(), limit, onChunk)
+    : await streamIntoBuffer(reader, limit, onChunk);
+}
+
+/** A reader that fills the caller's buffer, or undefined when `body` is not a byte stream. */
+function byobReader(body: ReadableStream<Uint8Array>): ReadableStreamBYOBReader | undefined {
+  try {
+    return body.getReader({ mode: "byob" });
+  } catch {
+    return undefined; // a stream of chunks (a Request built in-process): read as it comes
   }
-  if (req.body === null) return { ok: true, bytes: new Uint8Array(0) };
-  const chunks: Uint8Array[] = [];
+}
+
+async function streamIntoBuffer(
+  reader: ReadableStreamBYOBReader,
+  limit: number,
+  onChunk: BodyChunkHandler,
+): Promise<StreamedBody> {
+  // Each read hands the buffer to the stream and gives it back in `value`; a read that fails
+  // keeps it, so only a body that ends normally returns its buffer to the spares.
+  let buffer = spareBuffers.pop() ?? new ArrayBuffer(CHUNK_BYTES);
   let total = 0;
-  const reader = req.body.getReader();
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = await reader.read(new Uint8Array(buffer));
+    if (value === undefined) return { ok: true, size: total }; // the stream was cancelled
+    buffer = value.buffer as ArrayBuffer;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel().catch(() => {});
       return { ok: false, size: total, atLeast: true };
     }
-    chunks.push(value);
+    onChunk(value);
   }
-  const bytes = new Uint8Array(total);
+  if (spareBuffers.length < SPARE_BUFFERS_MAX) spareBuffers.push(buffer);
+  return { ok: true, size: total };
+}
+
+async function streamChunks(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limit: number,
+  onChunk: BodyChunkHandler,
+): Promise<StreamedBody> {
+  let total = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return { ok: true, size: total };
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      return { ok: false, size: total, atLeast: true };
+    }
+    onChunk(value);
+  }
+}
+
+/**
+ * Reads `req`'s body into memory unless it is larger than `limit` bytes; rejects with
+ * `BodyReadError` when the body cannot be read.
+ */
+export async function readLimitedBody(req: Request, limit: number): Promise<LimitedBody> {
+  // Fast path: a small declared length (the HTTP server enforces that the body matches it),
+  // read in one call. It must not touch `req.body` first: that getter builds a
+  // ReadableStream and halves /rpc throughput (bench/, BENCHMARKS.md).
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (Number.isFinite(declared) && declared <= Math.min(limit, WHOLE_BODY_MAX_BYTES)) {
+    try {
+      return { ok: true, bytes: await req.bytes() };
+    } catch (err) {
+      throw new BodyReadError(err);
+    }
+  }
+  const chunks: Uint8Array[] = [];
+  const body = await streamLimitedBody(req, limit, (chunk) => chunks.push(chunk.slice()));
+  if (!body.ok) return body;
+  const bytes = new Uint8Array(body.size);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
