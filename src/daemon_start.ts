@@ -10,6 +10,7 @@ import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
+import { BURST_GC_QUIET_MS, BurstGc } from "./http/burst_gc.ts";
 import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
 import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
@@ -86,6 +87,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
+  const burstGc = new BurstGc({ quietMs: BURST_GC_QUIET_MS });
   const app = createApp({
     services,
     methods: buildMethodTable(),
@@ -97,6 +99,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     cors: config.cors,
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
+    afterLargeBody: () => burstGc.noteLargeBody(),
   });
   let server: GuardedServer;
   try {
@@ -122,7 +125,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ["outbox and receipts", () => mail.stop()],
     ["license activation retry", () => licenseRetry],
     ["event streams", () => bus.close()],
-    ["HTTP server", () => server.shutdown()],
+    ["HTTP server", () => (burstGc.cancel(), server.shutdown())],
     ["store", () => account.store.close()],
     ["data directory lock", () => account.lock.release()],
   ];

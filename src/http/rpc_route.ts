@@ -47,6 +47,15 @@ export function isJsonContentType(value: string | null): boolean {
 /** Answers one `POST /rpc` request, outside any framework. Never rejects (see `rpcRequestHandler`). */
 export type RpcRequestHandler = (req: Request) => Promise<Response>;
 
+/** Options of `rpcRequestHandler`. */
+export interface RpcHandlerOptions {
+  /**
+   * Called once a body of more than `WHOLE_BODY_MAX_BYTES` was read: the daemon schedules a
+   * memory-returning collection for when such bodies stop coming (`burst_gc.ts`).
+   */
+  readonly afterLargeBody?: () => void;
+}
+
 // Every answer is built by `Response.json` (or is an empty 204): a Response whose only header is
 // `content-type: application/json` stays on Deno.serve's fast static-response path (any further
 // header costs about a third of the throughput), and `Response.json` allocates less than
@@ -134,11 +143,17 @@ function batchTooLarge(members: number): Response {
  * synchronously when the method's handler does. A larger body is streamed (`readRpcBody`): a
  * batch in it is counted as it arrives, so a huge batch is neither kept nor parsed.
  */
-export function rpcRequestHandler(services: Services, methods: MethodTable): RpcRequestHandler {
+export function rpcRequestHandler(
+  services: Services,
+  methods: MethodTable,
+  options: RpcHandlerOptions = {},
+): RpcRequestHandler {
+  const afterLargeBody = options.afterLargeBody;
   const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
   const answerStreamed = (body: RpcBody): Response | Promise<Response> => {
+    if (afterLargeBody !== undefined && body.received > WHOLE_BODY_MAX_BYTES) afterLargeBody();
     switch (body.kind) {
       case "text":
         return sendReply(dispatchText(body.text, services, methods));

@@ -203,6 +203,30 @@ Deno.test("POST /rpc decodes bytes that are not UTF-8 inside a string as U+FFFD,
   }
 });
 
+Deno.test("POST /rpc reports each body over 64 KiB it read, and no other", async () => {
+  let large = 0;
+  const t = testApp({ afterLargeBody: () => large++ });
+  const member = '{"jsonrpc":"2.0","method":"get_config","params":[1,"displayname"],"id":1}';
+  const post = async (body: string, headers: Record<string, string> = {}) => {
+    const res = await postRpc(t.app, body, { "Content-Type": "application/json", ...headers });
+    await res.body?.cancel();
+    return res.status;
+  };
+  try {
+    assert.equal(await post(`[${member}]`), 200);
+    assert.equal(large, 0, "a small body");
+    assert.equal(await post(`[${member}]${" ".repeat(70_000)}`), 200);
+    assert.equal(large, 1, "a valid body over 64 KiB");
+    assert.equal(await post(`[${"{},".repeat(300_000)}{}]`), 200);
+    assert.equal(large, 2, "a huge batch, read and dropped");
+    const declaredTooLarge = "x".repeat(MAX_RPC_BODY_BYTES + 1);
+    assert.equal(await post(declaredTooLarge, { "Content-Length": "1048577" }), 413);
+    assert.equal(large, 2, "a body refused by its declared length is never read");
+  } finally {
+    t.close();
+  }
+});
+
 Deno.test("POST /rpc serves rpc.discover", async () => {
   const t = testApp();
   try {
