@@ -50,8 +50,9 @@ export type RpcRequestHandler = (req: Request) => Promise<Response>;
 /** Options of `rpcRequestHandler`. */
 export interface RpcHandlerOptions {
   /**
-   * Called once a body of more than `WHOLE_BODY_MAX_BYTES` was read: the daemon schedules a
-   * memory-returning collection for when such bodies stop coming (`burst_gc.ts`).
+   * Called once a body of more than `WHOLE_BODY_MAX_BYTES` was read, or a streamed body failed
+   * (its read buffer is left to the garbage collector): the daemon schedules a memory-returning
+   * collection for when such bodies stop coming (`burst_gc.ts`).
    */
   readonly afterLargeBody?: () => void;
 }
@@ -152,6 +153,10 @@ export function rpcRequestHandler(
   const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
+  const streamedUnreadable = (err: unknown): Response => {
+    afterLargeBody?.();
+    return unreadable(err);
+  };
   const answerStreamed = (body: RpcBody): Response | Promise<Response> => {
     if (afterLargeBody !== undefined && body.received > WHOLE_BODY_MAX_BYTES) afterLargeBody();
     switch (body.kind) {
@@ -175,7 +180,7 @@ export function rpcRequestHandler(
       if (Number.isFinite(declared) && declared <= WHOLE_BODY_MAX_BYTES) {
         return req.json().then(answer, notJson);
       }
-      return readRpcBody(req, STREAMED_LIMITS).then(answerStreamed, unreadable);
+      return readRpcBody(req, STREAMED_LIMITS).then(answerStreamed, streamedUnreadable);
     } catch (err) {
       return Promise.resolve(unreadable(err)); // the request was closed under us
     }

@@ -203,7 +203,7 @@ Deno.test("POST /rpc decodes bytes that are not UTF-8 inside a string as U+FFFD,
   }
 });
 
-Deno.test("POST /rpc reports each body over 64 KiB it read, and no other", async () => {
+Deno.test("POST /rpc reports each body over 64 KiB it read, or streamed and lost, and no other", async () => {
   let large = 0;
   const t = testApp({ afterLargeBody: () => large++ });
   const member = '{"jsonrpc":"2.0","method":"get_config","params":[1,"displayname"],"id":1}';
@@ -222,6 +222,14 @@ Deno.test("POST /rpc reports each body over 64 KiB it read, and no other", async
     const declaredTooLarge = "x".repeat(MAX_RPC_BODY_BYTES + 1);
     assert.equal(await post(declaredTooLarge, { "Content-Length": "1048577" }), 413);
     assert.equal(large, 2, "a body refused by its declared length is never read");
+    const cut = await t.app.request("/rpc", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: new ReadableStream({ pull: (c) => c.error(new Error("connection reset")) }),
+    });
+    assert.equal(cut.status, 400);
+    await cut.body?.cancel();
+    assert.equal(large, 3, "a streamed body that could not be read leaves its buffer behind");
   } finally {
     t.close();
   }
