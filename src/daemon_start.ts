@@ -10,7 +10,7 @@ import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
-import { BURST_GC_QUIET_MS, BurstGc } from "./http/burst_gc.ts";
+import { BURST_GC, BurstGc } from "./http/burst_gc.ts";
 import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
 import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
@@ -87,7 +87,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
-  const burstGc = new BurstGc({ quietMs: BURST_GC_QUIET_MS });
+  const burstGc = new BurstGc(BURST_GC);
   const app = createApp({
     services,
     methods: buildMethodTable(),
@@ -99,11 +99,11 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     cors: config.cors,
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
-    afterLargeBody: () => burstGc.noteLargeBody(),
+    noteGarbage: (bytes) => burstGc.note(bytes),
   });
   let server: GuardedServer;
   try {
-    server = serve(config, app.serverFetch);
+    server = serve(config, app.serverFetch, () => burstGc.note(BURST_GC.connectionBytes));
   } catch (err) {
     loops.abort();
     await imap.stop();
@@ -156,6 +156,7 @@ function serve(
     req: Request,
     info?: Deno.ServeHandlerInfo<Deno.NetAddr>,
   ) => Response | Promise<Response>,
+  onConnectionClosed: () => void,
 ): GuardedServer {
   try {
     return serveGuarded({
@@ -163,6 +164,7 @@ function serve(
       port: config.port,
       limits: DEFAULT_SERVER_LIMITS,
       handler,
+      onConnectionClosed,
       shutdownGraceMs: 3_000, // within the daemon's shutdown deadline (shutdown.ts)
     });
   } catch (err) {

@@ -37,8 +37,8 @@ export interface AppDeps {
   health(): HealthReport;
   /** Failed `/auth` attempts per client (default: 5 per minute). */
   readonly authRateLimit?: AuthRateLimit;
-  /** Called after each `/rpc` body over 64 KiB (`RpcHandlerOptions`); the daemon's `BurstGc`. */
-  readonly afterLargeBody?: () => void;
+  /** Told the garbage each streamed `/rpc` body left (`RpcHandlerOptions`); the daemon's `BurstGc`. */
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 /** Path → the one method it serves (for 405 answers and the `Allow` header). */
@@ -81,7 +81,7 @@ export function createApp(deps: AppDeps): GatewayApp {
     app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
   }
   const rpc = rpcRequestHandler(deps.services, deps.methods, {
-    afterLargeBody: deps.afterLargeBody,
+    noteGarbage: deps.noteGarbage,
   });
   app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));

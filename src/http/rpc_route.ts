@@ -50,11 +50,11 @@ export type RpcRequestHandler = (req: Request) => Promise<Response>;
 /** Options of `rpcRequestHandler`. */
 export interface RpcHandlerOptions {
   /**
-   * Called once a body of more than `WHOLE_BODY_MAX_BYTES` was read, or a streamed body failed
-   * (its read buffer is left to the garbage collector): the daemon schedules a memory-returning
-   * collection for when such bodies stop coming (`burst_gc.ts`).
+   * Told about the garbage a streamed body (one not declared ≤ `WHOLE_BODY_MAX_BYTES`) left: its
+   * size once read, or `WHOLE_BODY_MAX_BYTES` when its read failed (its buffers and request state
+   * are left to the collector). The daemon's `BurstGc` adds it up (`burst_gc.ts`).
    */
-  readonly afterLargeBody?: () => void;
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 // Every answer is built by `Response.json` (or is an empty 204): a Response whose only header is
@@ -149,16 +149,16 @@ export function rpcRequestHandler(
   methods: MethodTable,
   options: RpcHandlerOptions = {},
 ): RpcRequestHandler {
-  const afterLargeBody = options.afterLargeBody;
+  const noteGarbage = options.noteGarbage;
   const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
   const streamedUnreadable = (err: unknown): Response => {
-    afterLargeBody?.();
+    noteGarbage?.(WHOLE_BODY_MAX_BYTES);
     return unreadable(err);
   };
   const answerStreamed = (body: RpcBody): Response | Promise<Response> => {
-    if (afterLargeBody !== undefined && body.received > WHOLE_BODY_MAX_BYTES) afterLargeBody();
+    if (noteGarbage !== undefined && body.received > 0) noteGarbage(body.received);
     switch (body.kind) {
       case "text":
         return sendReply(dispatchText(body.text, services, methods));

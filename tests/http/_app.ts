@@ -23,7 +23,7 @@ export interface TestAppOptions {
   readonly openProtectedFile?: ViewerDeps["openProtectedFile"];
   readonly tokenLifetimeMs?: number;
   readonly authRateLimit?: AuthRateLimit;
-  readonly afterLargeBody?: () => void;
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 /** An app plus the pieces tests inspect; call `close()` at the end. */
@@ -50,7 +50,7 @@ export function testApp(options: TestAppOptions = {}) {
     ssePingMs: options.ssePingMs ?? 60_000,
     health: serviceHealth(services),
     authRateLimit: options.authRateLimit,
-    afterLargeBody: options.afterLargeBody,
+    noteGarbage: options.noteGarbage,
   });
   const close = () => {
     bus.close();
