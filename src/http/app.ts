@@ -37,7 +37,7 @@ export interface AppDeps {
   health(): HealthReport;
   /** Failed `/auth` attempts per client (default: 5 per minute). */
   readonly authRateLimit?: AuthRateLimit;
-  /** Told the garbage each streamed `/rpc` body left (`RpcHandlerOptions`); the daemon's `BurstGc`. */
+  /** Told the garbage of each streamed `/rpc` body (`RpcHandlerOptions`): the daemon's BurstGc. */
   readonly noteGarbage?: (bytes: number) => void;
 }
 

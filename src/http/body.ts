@@ -1,5 +1,5 @@
 /**
- * Reads a request body with a byte limit, so a client cannot make the daemon buffer an
+ * Reads or streams a request body with a byte limit, so a client cannot make the daemon buffer an
  * arbitrarily large upload; the declared `Content-Length` is checked before reading. A body that
  * cannot be read (cut short, bad chunked encoding) is the client's fault: `BodyReadError`.
  */
@@ -64,8 +64,8 @@ const largeBuffers = new SpareBuffers(65_536, 8);
  * declared length over it is refused before reading; a streamed body is cut once it passes it).
  * A body from the HTTP server (a byte stream) is read into reused buffers ("bring your own
  * buffer": `smallBuffers`, `largeBuffers`), so reading allocates nothing per chunk: otherwise the
- * runtime allocates a fresh 64 KiB buffer per chunk, which lives outside the JS heap until the next full
- * garbage collection and, 32 bodies at a time, grew the daemon's native heap for good
+ * runtime allocates a fresh 64 KiB buffer per chunk, which lives outside the JS heap until the
+ * next full garbage collection and, 32 bodies at a time, grew the daemon's native heap for good
  * (BENCHMARKS.md "Hostile load"). Rejects with `BodyReadError` when the body cannot be read.
  */
 export async function streamLimitedBody(
@@ -120,14 +120,14 @@ async function streamIntoBuffer(
   for (;;) {
     const buffer: ArrayBuffer = flowing ? (large ??= largeBuffers.take()) : small;
     const { value, done } = await reader.read(new Uint8Array(buffer));
-    if (value === undefined) return { ok: true, size: total }; // the stream was cancelled
+    if (value === undefined) throw new Error("the body stream was cancelled while being read");
     if (flowing) large = value.buffer as ArrayBuffer;
     else small = value.buffer as ArrayBuffer;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel().catch(() => {});
-      return { ok: false, size: total, atLeast: true };
+      break;
     }
     onChunk(value);
     flowing = value.byteLength >= small.byteLength;
@@ -138,7 +138,7 @@ async function streamIntoBuffer(
   }
   smallBuffers.give(small);
   if (large !== undefined) largeBuffers.give(large);
-  return { ok: true, size: total };
+  return total > limit ? { ok: false, size: total, atLeast: true } : { ok: true, size: total };
 }
 
 async function streamChunks(

@@ -1,7 +1,7 @@
 /**
  * One memory-reducing garbage collection once a burst of HTTP work is over (large request bodies,
- * many connections), so the memory it took returns to the system instead of waiting for V8's next
- * full collection, which an idle daemon may not start for a long time (BENCHMARKS.md "Hostile load").
+ * many connections), so the memory it took returns to the system instead of waiting for V8's
+ * next full collection, which an idle daemon may not start for long (BENCHMARKS.md "Hostile load").
  */
 
 /** The daemon's settings: what a burst must leave behind, and the quiet that ends it. */

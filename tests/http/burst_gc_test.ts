@@ -1,4 +1,4 @@
-/** Tests of BurstGc: one collection per burst over the threshold, once it is over; none without gc. */
+/** Tests of BurstGc: one collection per burst past the threshold, when it ends; none without gc. */
 import assert from "node:assert/strict";
 import { BurstGc, exposedFullGc, type StartTimer } from "../../src/http/burst_gc.ts";
 
