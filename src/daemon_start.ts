@@ -10,6 +10,7 @@ import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
+import { BURST_GC, BurstGc } from "./http/burst_gc.ts";
 import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
 import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
@@ -86,6 +87,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
+  const burstGc = new BurstGc(BURST_GC);
   const app = createApp({
     services,
     methods: buildMethodTable(),
@@ -97,10 +99,11 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     cors: config.cors,
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
+    noteGarbage: (bytes) => burstGc.note(bytes),
   });
   let server: GuardedServer;
   try {
-    server = serve(config, app.serverFetch);
+    server = serve(config, app.serverFetch, () => burstGc.note(BURST_GC.connectionBytes));
   } catch (err) {
     loops.abort();
     await imap.stop();
@@ -122,7 +125,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ["outbox and receipts", () => mail.stop()],
     ["license activation retry", () => licenseRetry],
     ["event streams", () => bus.close()],
-    ["HTTP server", () => server.shutdown()],
+    ["HTTP server", () => (burstGc.cancel(), server.shutdown())],
     ["store", () => account.store.close()],
     ["data directory lock", () => account.lock.release()],
   ];
@@ -153,6 +156,7 @@ function serve(
     req: Request,
     info?: Deno.ServeHandlerInfo<Deno.NetAddr>,
   ) => Response | Promise<Response>,
+  onConnectionClosed: () => void,
 ): GuardedServer {
   try {
     return serveGuarded({
@@ -160,6 +164,7 @@ function serve(
       port: config.port,
       limits: DEFAULT_SERVER_LIMITS,
       handler,
+      onConnectionClosed,
       shutdownGraceMs: 3_000, // within the daemon's shutdown deadline (shutdown.ts)
     });
   } catch (err) {

@@ -37,6 +37,8 @@ export interface AppDeps {
   health(): HealthReport;
   /** Failed `/auth` attempts per client (default: 5 per minute). */
   readonly authRateLimit?: AuthRateLimit;
+  /** Told the garbage of each streamed `/rpc` body (`RpcHandlerOptions`): the daemon's BurstGc. */
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 /** Path → the one method it serves (for 405 answers and the `Allow` header). */
@@ -78,7 +80,9 @@ export function createApp(deps: AppDeps): GatewayApp {
   if (deps.cors) {
     app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
   }
-  const rpc = rpcRequestHandler(deps.services, deps.methods);
+  const rpc = rpcRequestHandler(deps.services, deps.methods, {
+    noteGarbage: deps.noteGarbage,
+  });
   app.post("/rpc", (c) => rpc(c.req.raw));
   app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));

@@ -30,6 +30,8 @@ export interface GuardedServerOptions {
   readonly acceptBackoffMs?: { readonly first: number; readonly max: number };
   /** How long `shutdown()` lets responses in progress finish before cutting them (ms). */
   readonly shutdownGraceMs?: number;
+  /** Called once per served connection when it has ended (the daemon's `BurstGc` counts them). */
+  readonly onConnectionClosed?: () => void;
   /** Accepts the next connection (tests inject failures); default the listener's `accept()`. */
   readonly accept?: (listener: Deno.TcpListener) => Promise<Deno.TcpConn>;
 }
@@ -170,6 +172,7 @@ export function serveGuarded(options: GuardedServerOptions): GuardedServer {
       .finally(() => {
         tracked.closed();
         served.delete(connection);
+        options.onConnectionClosed?.();
       });
   };
 

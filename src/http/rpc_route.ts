@@ -19,14 +19,8 @@ import {
 } from "../rpc/dispatch.ts";
 import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
-import { countBatchMembers } from "./batch_scan.ts";
-import {
-  BodyReadError,
-  describeSize,
-  type LimitedBody,
-  readLimitedBody,
-  WHOLE_BODY_MAX_BYTES,
-} from "./body.ts";
+import { BodyReadError, describeSize, WHOLE_BODY_MAX_BYTES } from "./body.ts";
+import { readRpcBody, type RpcBody, type RpcBodyLimits } from "./rpc_body.ts";
 
 const log = logger("http");
 
@@ -34,11 +28,15 @@ const log = logger("http");
 export const MAX_RPC_BODY_BYTES = 1_048_576;
 
 /**
- * Bodies are decoded as the Fetch standard's `Request.json()` decodes them (UTF-8, RFC 8259 §8.1):
- * a byte sequence that is not UTF-8 becomes U+FFFD, so it makes the body unparsable (-32700)
- * unless it sits inside a string. Every path decodes alike, whichever way the body arrived.
+ * Limits of a body read in chunks. `readRpcBody` decodes it as the Fetch standard's
+ * `Request.json()` decodes the others (UTF-8, RFC 8259 §8.1): a byte sequence that is not UTF-8
+ * becomes U+FFFD, so it makes the body unparsable (-32700) unless it sits inside a string. Every
+ * path decodes alike, whichever way the body arrived.
  */
-const utf8 = new TextDecoder("utf-8");
+const STREAMED_LIMITS: RpcBodyLimits = Object.freeze({
+  maxBytes: MAX_RPC_BODY_BYTES,
+  maxMembers: MAX_BATCH_MEMBERS,
+});
 
 /** True for `application/json`, with any parameters (`; charset=utf-8`), case-insensitive. */
 export function isJsonContentType(value: string | null): boolean {
@@ -48,6 +46,16 @@ export function isJsonContentType(value: string | null): boolean {
 
 /** Answers one `POST /rpc` request, outside any framework. Never rejects (see `rpcRequestHandler`). */
 export type RpcRequestHandler = (req: Request) => Promise<Response>;
+
+/** Options of `rpcRequestHandler`. */
+export interface RpcHandlerOptions {
+  /**
+   * Told about the garbage a streamed body (one not declared ≤ `WHOLE_BODY_MAX_BYTES`) left: its
+   * size once read, or `WHOLE_BODY_MAX_BYTES` when its read failed (its buffers and request state
+   * are left to the collector). The daemon's `BurstGc` adds it up (`burst_gc.ts`).
+   */
+  readonly noteGarbage?: (bytes: number) => void;
+}
 
 // Every answer is built by `Response.json` (or is an empty 204): a Response whose only header is
 // `content-type: application/json` stays on Deno.serve's fast static-response path (any further
@@ -117,7 +125,7 @@ function unreadable(err: unknown): Response {
   return reject(400, RpcCode.PARSE_ERROR, `parse error: ${error.message}`);
 }
 
-/** The answer to a batch over `MAX_BATCH_MEMBERS`, found before the body is parsed. */
+/** The answer to a batch over `MAX_BATCH_MEMBERS`, found while the body streamed in. */
 function batchTooLarge(members: number): Response {
   return Response.json(errorResponse(
     null,
@@ -133,20 +141,33 @@ function batchTooLarge(members: number): Response {
  * cannot be read, or dispatch's reply (200 with JSON, or an empty 204). It never rejects, so
  * callers add no `catch` of their own (one promise less per request). Per request it allocates
  * no closure: a small declared body is parsed by one `Request.json()` call, and dispatch answers
- * synchronously when the method's handler does. A larger body is read in chunks, and a batch in
- * it is counted before it is parsed, so a huge batch costs no parse.
+ * synchronously when the method's handler does. A larger body is streamed (`readRpcBody`): a
+ * batch in it is counted as it arrives, so a huge batch is neither kept nor parsed.
  */
-export function rpcRequestHandler(services: Services, methods: MethodTable): RpcRequestHandler {
+export function rpcRequestHandler(
+  services: Services,
+  methods: MethodTable,
+  options: RpcHandlerOptions = {},
+): RpcRequestHandler {
+  const noteGarbage = options.noteGarbage;
   const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
-  const answerText = (text: string): Response | Promise<Response> => {
-    const members = countBatchMembers(text, MAX_BATCH_MEMBERS + 1);
-    if (members > MAX_BATCH_MEMBERS) return batchTooLarge(members);
-    return sendReply(dispatchText(text, services, methods));
+  const streamedUnreadable = (err: unknown): Response => {
+    noteGarbage?.(WHOLE_BODY_MAX_BYTES);
+    return unreadable(err);
   };
-  const answerLimited = (body: LimitedBody): Response | Promise<Response> =>
-    body.ok ? answerText(utf8.decode(body.bytes)) : tooLarge(body);
+  const answerStreamed = (body: RpcBody): Response | Promise<Response> => {
+    if (noteGarbage !== undefined && body.received > 0) noteGarbage(body.received);
+    switch (body.kind) {
+      case "text":
+        return sendReply(dispatchText(body.text, services, methods));
+      case "too-large":
+        return tooLarge(body);
+      case "batch-too-large":
+        return batchTooLarge(body.members);
+    }
+  };
   return (req: Request): Promise<Response> => {
     try {
       const type = req.headers.get("content-type");
@@ -159,7 +180,7 @@ export function rpcRequestHandler(services: Services, methods: MethodTable): Rpc
       if (Number.isFinite(declared) && declared <= WHOLE_BODY_MAX_BYTES) {
         return req.json().then(answer, notJson);
       }
-      return readLimitedBody(req, MAX_RPC_BODY_BYTES).then(answerLimited, unreadable);
+      return readRpcBody(req, STREAMED_LIMITS).then(answerStreamed, streamedUnreadable);
     } catch (err) {
       return Promise.resolve(unreadable(err)); // the request was closed under us
     }

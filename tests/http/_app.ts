@@ -23,6 +23,7 @@ export interface TestAppOptions {
   readonly openProtectedFile?: ViewerDeps["openProtectedFile"];
   readonly tokenLifetimeMs?: number;
   readonly authRateLimit?: AuthRateLimit;
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 /** An app plus the pieces tests inspect; call `close()` at the end. */
@@ -49,6 +50,7 @@ export function testApp(options: TestAppOptions = {}) {
     ssePingMs: options.ssePingMs ?? 60_000,
     health: serviceHealth(services),
     authRateLimit: options.authRateLimit,
+    noteGarbage: options.noteGarbage,
   });
   const close = () => {
     bus.close();

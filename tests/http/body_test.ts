@@ -1,6 +1,6 @@
-/** Tests of readLimitedBody(): declared and undeclared sizes, exact limit, empty bodies. */
+/** Tests of readLimitedBody() and streamLimitedBody(): sizes, limits, empty bodies, buffers. */
 import assert from "node:assert/strict";
-import { describeSize, readLimitedBody } from "../../src/http/body.ts";
+import { describeSize, readLimitedBody, streamLimitedBody } from "../../src/http/body.ts";
 
 function streamed(parts: number[]): Request {
   const chunks = parts.map((n) => new Uint8Array(n).fill(65));
@@ -36,4 +36,36 @@ Deno.test("readLimitedBody() refuses a declared or streamed size over the limit"
   const undeclared = await readLimitedBody(streamed([6, 6, 6]), 10);
   assert.deepEqual(undeclared, { ok: false, size: 12, atLeast: true });
   assert.equal(describeSize({ size: 12, atLeast: true }), "at least 12 bytes");
+});
+
+Deno.test("streamLimitedBody() waits on a trickling body with a small buffer, a flowing one with a large one", async () => {
+  const sizes = [900, 4_096, 65_536, 65_536, 65_536, 100];
+  const offered: number[] = [];
+  let sent = 0;
+  const body = new ReadableStream({
+    type: "bytes",
+    pull(c) {
+      const request = c.byobRequest!; // the reader brought its own buffer
+      offered.push(request.view!.byteLength);
+      const size = sizes.shift();
+      if (size === undefined) {
+        c.close();
+        return request.respond(0);
+      }
+      const n = Math.min(size, request.view!.byteLength);
+      new Uint8Array(request.view!.buffer, request.view!.byteOffset, n).fill(65);
+      sent += n;
+      request.respond(n);
+    },
+  });
+  let received = 0;
+  const got = await streamLimitedBody(
+    new Request("http://x/", { method: "POST", body }),
+    1_048_576,
+    (chunk) => received += chunk.byteLength,
+  );
+  assert.deepEqual(got, { ok: true, size: sent });
+  assert.equal(received, sent);
+  // 900 bytes: still trickling; 4 KiB filled the small buffer: flowing until the 100-byte read.
+  assert.deepEqual(offered, [4_096, 4_096, 65_536, 65_536, 65_536, 65_536, 4_096]);
 });

@@ -31,6 +31,7 @@ function start(
   opts: {
     limits?: Partial<ServerLimits>;
     accept?: (l: Deno.TcpListener) => Promise<Deno.TcpConn>;
+    onConnectionClosed?: () => void;
   } = {},
 ): Harness {
   const clock = { now: 0 };
@@ -43,6 +44,7 @@ function start(
     sweepEveryMs: 3_600_000, // the test sweeps by hand
     acceptBackoffMs: { first: 1, max: 4 },
     accept: opts.accept,
+    onConnectionClosed: opts.onConnectionClosed,
   });
   return {
     server,
@@ -196,6 +198,23 @@ Deno.test("guarded server refuses connections over the cap and serves again belo
   await send(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   assert.match(await readToClose(c), /^HTTP\/1\.1 200[\s\S]*ok$/);
   b.close();
+});
+
+Deno.test("guarded server reports each served connection once it has ended, not refused ones", async () => {
+  let closed = 0;
+  await using h = start(ok, { limits: { maxConnections: 2 }, onConnectionClosed: () => closed++ });
+  const a = await h.connect();
+  const b = await h.connect();
+  assert.equal(await waitOpen(h, 2), 2);
+  assert.equal(await readToClose(await h.connect()), ""); // over the cap: refused
+  assert.equal(closed, 0, "open connections are not reported");
+  await send(a, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  assert.match(await readToClose(a), /^HTTP\/1\.1 200/);
+  b.close();
+  assert.equal(await waitOpen(h, 0), 0);
+  await poll(() => Promise.resolve(closed), (n) => n === 2, 10_000, 5);
+  assert.equal(closed, 2);
+  assert.equal(h.server.stats().refused, 1);
 });
 
 Deno.test("guarded server survives failing accepts: logs the streak once and keeps serving", async () => {

@@ -203,6 +203,42 @@ Deno.test("POST /rpc decodes bytes that are not UTF-8 inside a string as U+FFFD,
   }
 });
 
+Deno.test("POST /rpc reports the garbage of each streamed body, read or lost, and of no other", async () => {
+  const noted: number[] = [];
+  const t = testApp({ noteGarbage: (bytes) => noted.push(bytes) });
+  const member = '{"jsonrpc":"2.0","method":"get_config","params":[1,"displayname"],"id":1}';
+  const post = async (body: string, headers: Record<string, string> = {}) => {
+    const res = await postRpc(t.app, body, { "Content-Type": "application/json", ...headers });
+    await res.body?.cancel();
+    return res.status;
+  };
+  try {
+    const small = `[${member}]`;
+    assert.equal(await post(small, { "Content-Length": String(small.length) }), 200);
+    assert.deepEqual(noted, [], "a small declared body is read in one call");
+    assert.equal(await post(small), 200);
+    assert.deepEqual(noted, [small.length], "a body of undeclared length is streamed");
+    const padded = `[${member}]${" ".repeat(70_000)}`;
+    assert.equal(await post(padded), 200);
+    const batch = `[${"{},".repeat(300_000)}{}]`;
+    assert.equal(await post(batch), 200);
+    assert.deepEqual(noted.slice(1), [padded.length, batch.length], "read, or read and dropped");
+    const declaredTooLarge = "x".repeat(MAX_RPC_BODY_BYTES + 1);
+    assert.equal(await post(declaredTooLarge, { "Content-Length": "1048577" }), 413);
+    assert.equal(noted.length, 3, "a body refused by its declared length is never read");
+    const cut = await t.app.request("/rpc", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: new ReadableStream({ pull: (c) => c.error(new Error("connection reset")) }),
+    });
+    assert.equal(cut.status, 400);
+    await cut.body?.cancel();
+    assert.deepEqual(noted.slice(3), [65_536], "a failed read leaves its buffers behind");
+  } finally {
+    t.close();
+  }
+});
+
 Deno.test("POST /rpc serves rpc.discover", async () => {
   const t = testApp();
   try {
