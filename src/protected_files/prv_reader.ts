@@ -36,9 +36,21 @@ export interface PlainRange {
   readonly end?: number;
 }
 
+/**
+ * What opening a `.prv` established (its header passed the MAC under `keys`, its final chunk
+ * authenticated): `reopenPrv` reuses it for the same unchanged file and key without reading or
+ * checking either again. The keys are non-extractable.
+ */
+export interface VerifiedPrv {
+  readonly header: PrvHeader;
+  readonly keys: PrvKeys;
+}
+
 /** An opened, authenticated `.prv`. Every failure is a PrvError (or RangeError for bad ranges). */
 export interface PrvReader extends AsyncDisposable {
   readonly header: PrvHeader;
+  /** The header and keys this open verified (for `reopenPrv`). */
+  readonly verified: VerifiedPrv;
   /** The plaintext length, authenticated by the final chunk at open (for `Content-Length`). */
   readonly plaintextLength: number;
   readonly chunkCount: number;
@@ -88,6 +100,10 @@ class Reader implements PrvReader {
   ) {
     this.plaintextLength = layout.plaintextLength;
     this.chunkCount = layout.chunkCount;
+  }
+
+  get verified(): VerifiedPrv {
+    return { header: this.header, keys: this.keys };
   }
 
   async decryptChunk(index: number): Promise<Uint8Array> {
@@ -252,6 +268,27 @@ export async function openPrv(
   return await open(src, cek);
 }
 
+/**
+ * A reader over `source` from what an earlier open of the same, unchanged file with the same key
+ * verified (`reader.verified`): nothing is read or checked now (the final chunk is decrypted
+ * when it is streamed, like any other). Every chunk is still authenticated as it is decrypted,
+ * against the verified header. PrvError when the size is no `.prv` size; `release` runs on
+ * `close()`.
+ */
+export function reopenPrv(
+  source: PrvSource,
+  verified: VerifiedPrv,
+  release?: () => void,
+): PrvReader {
+  return new Reader(
+    verified.header,
+    verified.keys,
+    layoutForPrvSize(source.size),
+    source,
+    release,
+  );
+}
+
 async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {
   const header = parseHeader(await source.readAt(0, Math.min(source.size, HEADER_SIZE)));
   // The final chunk is read while the keys are derived; the checks still fail in the
@@ -289,9 +326,18 @@ async function open(source: PrvSource, cek: Uint8Array, release?: () => void): P
 export async function openPrvFile(path: string, cek: Uint8Array): Promise<PrvReader> {
   const file = await Deno.open(path, { read: true });
   try {
-    return await open(await fileSource(file), cek, () => file.close());
+    return await openPrvSource(await fileSource(file), cek, () => file.close());
   } catch (err) {
     file.close();
     throw err;
   }
+}
+
+/** openPrv on `source`, with `release` run by `close()` (not when opening fails). */
+export function openPrvSource(
+  source: PrvSource,
+  cek: Uint8Array,
+  release?: () => void,
+): Promise<PrvReader> {
+  return open(source, cek, release);
 }

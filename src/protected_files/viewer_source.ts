@@ -12,8 +12,10 @@ import {
   type ProtectedFile,
   SNIFF_BYTES,
 } from "../viewer/stream.ts";
+import { identityOf, type PrvOpenCache } from "./prv_open_cache.ts";
 import { PrvError } from "./prv_errors.ts";
-import { openPrvFile, type PrvReader } from "./prv_reader.ts";
+import { openPrvSource, type PrvReader, reopenPrv } from "./prv_reader.ts";
+import { fileSource } from "./prv_source.ts";
 import { FileAccessDeniedError, type OpenedFile, type ProtectedFiles } from "./service.ts";
 
 /** Wraps `inner` so that it errors when `signal` aborts, and calls `done` once at its end. */
@@ -59,7 +61,49 @@ function guarded(
   }, { highWaterMark: 0 });
 }
 
-/** The `openProtectedFile` of the viewer routes over `files`. */
+/**
+ * Opens `o.path` with `o.cek` and finds its type: from `cache` when this very file (same
+ * identity) was verified with this key before, otherwise checked now (header MAC, final chunk),
+ * sniffed from chunk 0, and cached. Errors as openPrvFile, and DecryptError for a failed sniff.
+ */
+async function openVerified(
+  o: OpenedFile,
+  cache: PrvOpenCache,
+): Promise<{ reader: PrvReader; mime: string }> {
+  const file = await Deno.open(o.path, { read: true });
+  let closed = false;
+  const release = () => {
+    if (!closed) {
+      closed = true;
+      file.close();
+    }
+  };
+  try {
+    const info = await file.stat();
+    const identity = identityOf(info);
+    const source = await fileSource(file, info.size);
+    const hit = cache.get(o.path, identity, o.cek);
+    if (hit !== undefined) return { reader: reopenPrv(source, hit, release), mime: hit.mime };
+    const reader = await openPrvSource(source, o.cek, release);
+    let mime: string;
+    try {
+      const head = await reader.read(0, Math.min(SNIFF_BYTES, reader.plaintextLength));
+      mime = (await detectWithFileType(head)) ?? FALLBACK_MIME;
+    } catch (err) {
+      throw new DecryptError((err as Error).message);
+    }
+    cache.set(o.path, identity, o.cek, { ...reader.verified, mime }, o.receivedFileId);
+    return { reader, mime };
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/**
+ * The `openProtectedFile` of the viewer routes over `files`: access is checked on every call
+ * (`files.open`); what opening verified is kept in `files.openCache`.
+ */
 export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
   return async (msgId: number): Promise<ProtectedFile | undefined> => {
     let opened: OpenedFile | undefined;
@@ -74,12 +118,16 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
     if (opened === undefined) return undefined;
     const o = opened;
     let reader: PrvReader;
+    let mime: string;
     try {
-      reader = await openPrvFile(o.path, o.cek);
+      ({ reader, mime } = await openVerified(o, files.openCache));
     } catch (err) {
       o.track?.done();
-      if (err instanceof Deno.errors.NotFound) return undefined; // the blob is gone: 404
-      if (err instanceof PrvError) {
+      if (err instanceof Deno.errors.NotFound) {
+        files.openCache.forgetPath(o.path);
+        return undefined; // the blob is gone: 404
+      }
+      if (err instanceof PrvError || err instanceof DecryptError) {
         throw new DecryptError(
           `cannot decrypt the file of message ${msgId}: ${(err as Error).message}`,
         );
@@ -87,17 +135,6 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
       throw err;
     } finally {
       if (o.track !== undefined) o.cek.fill(0); // a recipient's joined key lives only here
-    }
-    let mime: string;
-    try {
-      const head = await reader.read(0, Math.min(SNIFF_BYTES, reader.plaintextLength));
-      mime = (await detectWithFileType(head)) ?? FALLBACK_MIME;
-    } catch (err) {
-      reader.close();
-      o.track?.done();
-      throw new DecryptError(
-        `cannot decrypt the file of message ${msgId}: ${(err as Error).message}`,
-      );
     }
     let open = 0;
     const closeIfIdle = () => {
