@@ -36,6 +36,17 @@ export interface PlainRange {
   readonly end?: number;
 }
 
+/** Options of `PrvReader.stream()`. */
+export interface StreamOptions {
+  /** Errors the stream with the signal's reason when it aborts (and stops reading ahead). */
+  readonly signal?: AbortSignal;
+  /**
+   * Called once when the stream is over: with the bytes it delivered, and `complete` true when
+   * it was read to its end (false: cancelled, aborted or failed).
+   */
+  readonly onEnd?: (bytes: number, complete: boolean) => void;
+}
+
 /**
  * What opening a `.prv` established (its header passed the MAC under `keys`, its final chunk
  * authenticated): `reopenPrv` reuses it for the same unchanged file and key without reading or
@@ -60,9 +71,10 @@ export interface PrvReader extends AsyncDisposable {
    * The plaintext of `range` (default: all of it) in parts of at most one chunk, decrypted as
    * the consumer pulls: its first chunk read and decrypted alone (the first byte, a type sniff),
    * then runs of 16 chunks read at once, two runs in flight and four chunks decrypting at once
-   * (at most about 4 MiB held). Only the chunks the range touches are read.
+   * (at most about 4 MiB held). Only the chunks the range touches are read. `options`: an abort
+   * signal that errors it, and a callback when it ends.
    */
-  stream(range?: PlainRange): ReadableStream<Uint8Array>;
+  stream(range?: PlainRange, options?: StreamOptions): ReadableStream<Uint8Array>;
   /** The plaintext `[start, end)` as one array (meant for small ranges). */
   read(start: number, end: number): Promise<Uint8Array>;
   /** Closes the file when the reader opened it itself (openPrvFile); otherwise nothing. */
@@ -165,11 +177,29 @@ class Reader implements PrvReader {
     return opens;
   }
 
-  stream(range: PlainRange = {}): ReadableStream<Uint8Array> {
+  stream(range: PlainRange = {}, options: StreamOptions = {}): ReadableStream<Uint8Array> {
     const start = range.start ?? 0;
     const end = range.end ?? this.plaintextLength;
+    const { signal, onEnd } = options;
+    let sent = 0;
+    let ended = false;
+    let stopAbort = () => {};
+    const finish = (complete: boolean) => {
+      if (ended) return;
+      ended = true;
+      stopAbort();
+      onEnd?.(sent, complete);
+    };
     const chunks = chunksForRange(this.layout, start, end);
-    if (!chunks) return new ReadableStream({ start: (c) => c.close() });
+    if (!chunks) {
+      return new ReadableStream({
+        start: (c) => {
+          if (signal?.aborted) c.error(signal.reason);
+          else c.close();
+          finish(!signal?.aborted);
+        },
+      });
+    }
     const [first, last] = chunks;
     // The first chunk alone (the first byte, the sniff), then runs of MAX_RUN_CHUNKS, RUNS_AHEAD
     // of them in flight, their chunks decrypting DECRYPTS_IN_FLIGHT at a time.
@@ -196,34 +226,60 @@ class Reader implements PrvReader {
         runLength = MAX_RUN_CHUNKS;
       }
     };
+    const stop = () => {
+      next = last + 1;
+      runs.length = 0;
+    };
     return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (signal === undefined) return;
+        const abort = () => {
+          stop();
+          controller.error(signal.reason);
+          finish(false);
+        };
+        if (signal.aborted) return abort();
+        signal.addEventListener("abort", abort, { once: true });
+        stopAbort = () => signal.removeEventListener("abort", abort);
+      },
       pull: async (controller) => {
-        if (failure !== undefined) throw failure;
-        fill();
-        const run = runs.shift()!;
-        const parts = await run.parts;
-        for (let k = 0; k < parts.length; k++) {
-          let plain: Uint8Array;
-          try {
-            plain = await parts[k];
-          } catch (err) {
-            if (k === 0) throw err;
-            failure = err;
-            return;
+        try {
+          if (failure !== undefined) throw failure;
+          fill();
+          const run = runs.shift()!;
+          const parts = await run.parts;
+          for (let k = 0; k < parts.length; k++) {
+            let plain: Uint8Array;
+            try {
+              plain = await parts[k];
+            } catch (err) {
+              if (k === 0) throw err;
+              failure = err;
+              return;
+            }
+            if (ended) return; // aborted meanwhile: the stream has errored already
+            const index = run.first + k;
+            const chunkStart = index * CHUNK_SIZE;
+            const from = index === first ? start - chunkStart : 0;
+            const to = index === last ? end - chunkStart : plain.byteLength;
+            controller.enqueue(plain.subarray(from, to));
+            sent += to - from;
+            if (index === last) {
+              controller.close();
+              finish(true);
+            }
+            if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
           }
-          const index = run.first + k;
-          const chunkStart = index * CHUNK_SIZE;
-          const from = index === first ? start - chunkStart : 0;
-          const to = index === last ? end - chunkStart : plain.byteLength;
-          controller.enqueue(plain.subarray(from, to));
-          if (index === last) controller.close();
-          if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
+          fill(); // only now: the next run may reuse this run's read buffer
+        } catch (err) {
+          if (ended) return;
+          finish(false);
+          throw err;
         }
-        fill(); // only now: the next run may reuse this run's read buffer
       },
       cancel: () => {
-        next = last + 1;
-        runs.length = 0;
+        stop();
+        finish(false);
       },
     }, { highWaterMark: 0 });
   }

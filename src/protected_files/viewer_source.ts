@@ -18,49 +18,6 @@ import { openPrvSource, type PrvReader, reopenPrv } from "./prv_reader.ts";
 import { fileSource } from "./prv_source.ts";
 import { FileAccessDeniedError, type OpenedFile, type ProtectedFiles } from "./service.ts";
 
-/** Wraps `inner` so that it errors when `signal` aborts, and calls `done` once at its end. */
-function guarded(
-  inner: ReadableStream<Uint8Array>,
-  signal: AbortSignal | undefined,
-  done: () => void,
-): ReadableStream<Uint8Array> {
-  const reader = inner.getReader();
-  let finished = false;
-  const finish = () => {
-    if (!finished) {
-      finished = true;
-      done();
-    }
-  };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      signal?.addEventListener("abort", () => {
-        controller.error(signal.reason);
-        reader.cancel(signal.reason).catch(() => {});
-        finish();
-      }, { once: true });
-    },
-    async pull(controller) {
-      if (signal?.aborted) return;
-      try {
-        const r = await reader.read();
-        if (signal?.aborted) return;
-        if (r.done) {
-          controller.close();
-          finish();
-        } else controller.enqueue(r.value);
-      } catch (err) {
-        controller.error(err);
-        finish();
-      }
-    },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
-}
-
 /**
  * Opens `o.path` with `o.cek` and finds its type: from `cache` when this very file (same
  * identity) was verified with this key before, otherwise checked now (header MAC, final chunk),
@@ -143,11 +100,16 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
         o.track?.done();
       }
     };
-    const make = (range?: { start: number; end: number }) => {
+    // Each stream errors when a revoke aborts `track`, and closes the file after the last one.
+    const make = (range?: { start: number; end: number }, onEnd?: (bytes: number) => void) => {
       open++;
-      return guarded(reader.stream(range), o.track?.signal, () => {
-        open--;
-        closeIfIdle();
+      return reader.stream(range, {
+        signal: o.track?.signal,
+        onEnd: (bytes, complete) => {
+          open--;
+          closeIfIdle();
+          if (complete) onEnd?.(bytes);
+        },
       });
     };
     let full: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -170,6 +132,7 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
       mime,
       allowDownload: o.allowDownload,
       slice: (start, end) => make({ start, end }),
+      body: (onEnd) => make(undefined, onEnd),
     };
   };
 }
