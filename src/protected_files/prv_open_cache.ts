@@ -9,6 +9,12 @@ import type { VerifiedPrv } from "./prv_reader.ts";
 export const OPEN_CACHE_ENTRIES = 64;
 
 /**
+ * A file modified less than this long ago (ms) is not cached: file times tick in steps of a few
+ * ms (the kernel's coarse clock), so a second write within one step could keep the same identity.
+ */
+export const RECENT_WRITE_MS = 50;
+
+/**
  * Which file a path named when it was opened: a write, truncation, rename over it or a new file
  * changes one of these (ctime changes on any write, and cannot be set back from user space).
  */
@@ -59,8 +65,18 @@ export class PrvOpenCache {
   readonly #entries = new Map<string, Entry>();
   /** Per-process key of the key tags: a content key leaves no digest that outlives the process. */
   readonly #tagKey = crypto.getRandomValues(new Uint8Array(32));
+  readonly #now: () => number;
+  readonly limit: number;
 
-  constructor(readonly limit: number = OPEN_CACHE_ENTRIES) {}
+  /** `limit` entries at most; `now` is the wall clock in Unix ms (tests inject one). */
+  constructor(options: { limit?: number; now?: () => number } = {}) {
+    this.limit = options.limit ?? OPEN_CACHE_ENTRIES;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Lookups answered from the cache, and lookups that were not (for tests and logs). */
+  hits = 0;
+  misses = 0;
 
   get size(): number {
     return this.#entries.size;
@@ -73,26 +89,34 @@ export class PrvOpenCache {
   /** The open cached for `path` if it is still the file `identity` names, opened with `cek`. */
   get(path: string, identity: FileIdentity, cek: Uint8Array): CachedOpen | undefined {
     const e = this.#entries.get(path);
-    if (e === undefined) return undefined;
-    this.#entries.delete(path);
-    if (!sameIdentity(e.identity, identity) || e.keyTag !== this.#tag(cek)) return undefined;
+    if (e !== undefined) this.#entries.delete(path);
+    if (e === undefined || !sameIdentity(e.identity, identity) || e.keyTag !== this.#tag(cek)) {
+      this.misses++;
+      return undefined;
+    }
     this.#entries.set(path, e); // most recently used last
+    this.hits++;
     return e.open;
   }
 
-  /** Keeps a verified open of `path` (replacing any earlier one); `fileId`: a received file. */
+  /**
+   * Keeps a verified open of `path` (replacing any earlier one); `fileId`: a received file. A
+   * file written within the last RECENT_WRITE_MS is not kept (false).
+   */
   set(
     path: string,
     identity: FileIdentity,
     cek: Uint8Array,
     open: CachedOpen,
     fileId?: number,
-  ): void {
+  ): boolean {
     this.#entries.delete(path);
+    if (this.#now() - identity.mtimeMs < RECENT_WRITE_MS) return false;
     this.#entries.set(path, { identity, keyTag: this.#tag(cek), fileId, open });
     while (this.#entries.size > this.limit) {
       this.#entries.delete(this.#entries.keys().next().value!);
     }
+    return true;
   }
 
   /** Drops the entry of `path` (the file is gone or did not open). */
