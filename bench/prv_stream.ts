@@ -399,9 +399,11 @@ viewed again skips it. A 1 MiB file is ${
     f2(rows[0]?.rawMs ?? 0)
   } ms of raw decryption; the 16 chunks of a \`/stream\` decrypt four at a time on WebCrypto's
 threads, overlapping the HTTP writes, and from 100 MiB on the pipeline runs ahead of the raw
-baseline, which decrypts one chunk at a time. At 1 MiB the daemon, the client and WebCrypto's
-threads share the two cores with each other and with other jobs on this machine (the CPU rows), so
-the 1 MiB ratio follows the machine's load from run to run (see the IQR).
+baseline, which decrypts one chunk at a time. At 1 MiB a \`/stream\` needs more CPU than the raw
+decryption (the CPU rows: the same WebCrypto calls, plus HTTP on both ends) and gets its time back
+only by running the daemon, WebCrypto's threads and the client on both cores at once; the raw
+baseline needs one. So the 1 MiB ratio depends on how much of the second core other jobs leave
+free at the time, and moves from run to run more than within one (the IQR).
 `;
   const path = `${ROOT}BENCHMARKS.md`;
   const section = `${BEGIN}\n\n${body}\n${END}\n`;
