@@ -126,10 +126,10 @@ class Reader implements PrvReader {
 
   /** Verifies the final chunk at open (its plaintext is kept: the length is now authentic). */
   async openFinal(span: ChunkSpan, sealed: Uint8Array): Promise<void> {
-    await this.#open(span, sealed);
+    this.#final = (await this.#open(span, sealed)).slice();
   }
 
-  /** Decrypts the chunk at `span` from its bytes `sealed`; keeps the final chunk's plaintext. */
+  /** Decrypts the chunk at `span` from its bytes `sealed`. */
   async #open(span: ChunkSpan, sealed: Uint8Array): Promise<Uint8Array> {
     const place = {
       header: this.header.bytes,
@@ -137,9 +137,7 @@ class Reader implements PrvReader {
       index: span.index,
       last: span.last,
     };
-    const plain = await openChunk(this.keys, place, sealed, this.chunkCount);
-    if (span.last) this.#final = plain.slice();
-    return plain;
+    return await openChunk(this.keys, place, sealed, this.chunkCount);
   }
 
   /**
