@@ -99,14 +99,34 @@ interface Row {
   ratio: [number, number, number];
   fetchMs: number;
   fetchRatio: number;
-  /** CPU ms per round: the daemon and the client during a `/stream`, this process during raw. */
-  cpu: { daemon: number; client: number; raw: number; fetch: number };
+  /**
+   * CPU ms per call (1 MiB only), measured after the rounds over as many calls in a row: the
+   * daemon and this process (the lean client) per `/stream`, this process per `fetch()` of it and
+   * per raw decryption.
+   */
+  cpu?: { daemon: number; self: number; fetch: number; raw: number };
 }
 
-/** CPU time (user + system, ms) a process has used so far, from /proc (10 ms ticks). */
+/** CPU time (ms) the threads of a process have run so far (each task's schedstat, in ns). */
 async function cpuMs(pid: number | "self"): Promise<number> {
-  const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  let ns = 0;
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/schedstat`).catch(() => "");
+    ns += Number(stat.split(" ")[0] || 0);
+  }
+  return ns / 1e6;
+}
+
+/** CPU ms per call of `fn`, over `n` calls in a row: of the daemon, and of this process. */
+async function cpuPerCall(
+  daemonPid: number,
+  n: number,
+  fn: () => Promise<unknown>,
+): Promise<{ daemon: number; self: number }> {
+  const [d0, s0] = [await cpuMs(daemonPid), await cpuMs("self")];
+  for (let i = 0; i < n; i++) await fn();
+  const [d1, s1] = [await cpuMs(daemonPid), await cpuMs("self")];
+  return { daemon: (d1 - d0) / n, self: (s1 - s0) / n };
 }
 
 const mbps = (bytes: number, ms: number) =>
@@ -219,36 +239,20 @@ export async function runPrvStreamSection(
     }
     const raws: number[] = [], ours: number[] = [], ratios: number[] = [];
     const viaFetch: number[] = [], fetchRatios: number[] = [];
-    const cpu = { daemon: 0, client: 0, raw: 0, fetch: 0 };
-    const timedRaw = async () => {
-      const c0 = await cpuMs("self");
-      const ms = await rawDecrypt(key, sealed, mib * MiB);
-      cpu.raw += await cpuMs("self") - c0;
-      return ms;
-    };
-    const timedGet = async () => {
-      const [d0, c0] = [await cpuMs(daemon.pid), await cpuMs("self")];
-      const ms = (await getAll(client, path, token)).ms;
-      cpu.daemon += await cpuMs(daemon.pid) - d0;
-      cpu.client += await cpuMs("self") - c0;
-      return ms;
-    };
     for (let r = 0; r < roundsFor(mib); r++) {
       let raw: number, s: number;
       if (r % 2 === 0) {
-        raw = await timedRaw();
-        s = await timedGet();
+        raw = await rawDecrypt(key, sealed, mib * MiB);
+        s = (await getAll(client, path, token)).ms;
       } else {
-        s = await timedGet();
-        raw = await timedRaw();
+        s = (await getAll(client, path, token)).ms;
+        raw = await rawDecrypt(key, sealed, mib * MiB);
       }
       raws.push(raw);
       ours.push(s);
       ratios.push(raw / s);
       // The same request through fetch(), for comparison (not in the ratio).
-      const c0 = await cpuMs("self");
       const f = (await fetchAll(url, token)).ms;
-      cpu.fetch += await cpuMs("self") - c0;
       viaFetch.push(f);
       fetchRatios.push(raw / f);
     }
@@ -260,11 +264,11 @@ export async function runPrvStreamSection(
       ratio: [median(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75)],
       fetchMs: median(viaFetch),
       fetchRatio: median(fetchRatios),
-      cpu: {
-        daemon: cpu.daemon / ratios.length,
-        client: cpu.client / ratios.length,
-        raw: cpu.raw / ratios.length,
-        fetch: cpu.fetch / ratios.length,
+      cpu: mib > 1 ? undefined : {
+        ...(await cpuPerCall(daemon.pid, roundsFor(mib), () => getAll(client, path, token))),
+        fetch: (await cpuPerCall(daemon.pid, roundsFor(mib), () => fetchAll(url, token))).self,
+        raw: (await cpuPerCall(daemon.pid, roundsFor(mib), () => rawDecrypt(key, sealed, MiB)))
+          .self,
       },
     });
     console.log(`prv-stream ${mib} MiB: ratio ${f2(median(ratios))}`);
@@ -335,16 +339,15 @@ export async function runPrvStreamSection(
 | ${uncached.mib} MiB, the open not cached (first view of a file, or a changed file): the daemon checks the header MAC and the final chunk and sniffs chunk 0 first | ${
     f2(uncached.ms)
   } ms | ${f2(uncached.ratio)} |`;
-  const cpuRows = small === undefined ? "" : `
-| CPU per ${small.mib} MiB \`/stream\` (/proc, user + system): the daemon (all its threads) | ${
-    f2(small.cpu.daemon)
+  const c = small?.cpu;
+  const cpuRows = c === undefined ? "" : `
+| CPU per ${small!.mib} MiB \`/stream\` (all threads, /proc schedstat): the daemon | ${
+    f2(c.daemon)
   } ms | |
-| CPU per ${small.mib} MiB \`/stream\`: the client reading it, \`bench/http_get.ts\` / \`fetch()\` | ${
-    f2(small.cpu.client)
-  } ms / ${f2(small.cpu.fetch)} ms | |
-| CPU per raw decryption of the same ${small.mib} MiB (benchmark process) | ${
-    f2(small.cpu.raw)
-  } ms | |`;
+| CPU per ${small!.mib} MiB \`/stream\`: the client reading it, \`bench/http_get.ts\` / \`fetch()\` | ${
+    f2(c.self)
+  } ms / ${f2(c.fetch)} ms | |
+| CPU per raw decryption of the same ${small!.mib} MiB (benchmark process) | ${f2(c.raw)} ms | |`;
   const body = `## Protected files: \`/stream\` through the daemon
 
 Produced by \`${command}\` (\`bench/prv_stream.ts\`) on ${at}, ${secs} s for the section, on a
