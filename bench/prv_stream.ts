@@ -107,11 +107,18 @@ interface Row {
   cpu?: { daemon: number; self: number; fetch: number; raw: number };
 }
 
+/** The 1-minute load average (runnable processes; 2 cores here), from /proc/loadavg. */
+async function loadAverage(): Promise<string> {
+  return (await Deno.readTextFile("/proc/loadavg")).split(" ")[0];
+}
+
 /** CPU time (ms) the threads of a process have run so far (each task's schedstat, in ns). */
 async function cpuMs(pid: number | "self"): Promise<number> {
   let ns = 0;
   for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
-    const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/schedstat`).catch(() => "");
+    const stat = await Deno.readTextFile(`/proc/${pid}/task/${task.name}/schedstat`).catch(() =>
+      ""
+    );
     ns += Number(stat.split(" ")[0] || 0);
   }
   return ns / 1e6;
@@ -138,6 +145,7 @@ export async function runPrvStreamSection(
   command = "npx --yes deno@2.9.5 task bench",
 ): Promise<void> {
   const started = performance.now();
+  const loadStart = await loadAverage();
   await using relay = await startRelay();
   await using tmp = await makeTempDir("bench-prv-stream");
   const dataDir = `${tmp.path}/gw`;
@@ -323,6 +331,7 @@ export async function runPrvStreamSection(
   await sampler;
   store.close();
 
+  const loadEnd = await loadAverage();
   const at = new Date().toISOString();
   const secs = Math.round((performance.now() - started) / 1000);
   const table = rows.map((r) =>
@@ -344,15 +353,18 @@ export async function runPrvStreamSection(
 | CPU per ${small!.mib} MiB \`/stream\` (all threads, /proc schedstat): the daemon | ${
     f2(c.daemon)
   } ms | |
-| CPU per ${small!.mib} MiB \`/stream\`: the client reading it, \`bench/http_get.ts\` / \`fetch()\` | ${
+| CPU per ${
+    small!.mib
+  } MiB \`/stream\`: the client reading it, \`bench/http_get.ts\` / \`fetch()\` | ${
     f2(c.self)
   } ms / ${f2(c.fetch)} ms | |
 | CPU per raw decryption of the same ${small!.mib} MiB (benchmark process) | ${f2(c.raw)} ms | |`;
   const body = `## Protected files: \`/stream\` through the daemon
 
 Produced by \`${command}\` (\`bench/prv_stream.ts\`) on ${at}, ${secs} s for the section, on a
-machine shared with other jobs (2 cores). One real daemon (production permission set) on the test
-relay; the \`.prv\` files are written into its blob directory and registered in its store as its own
+machine shared with other jobs (2 cores; 1-minute load average ${loadStart} at the start,
+${loadEnd} at the end). One real daemon (production permission set) on the test relay; the
+\`.prv\` files are written into its blob directory and registered in its store as its own
 sent messages (a 1 GiB file cannot travel by mail), then read with \`POST /auth\` and
 \`GET /stream/:msg_id\` over loopback HTTP: the daemon checks the token and the file's access, opens
 the \`.prv\` (header MAC and final chunk, or what an earlier open of the unchanged file verified) and
