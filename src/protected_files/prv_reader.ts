@@ -102,6 +102,8 @@ class Reader implements PrvReader {
   readonly plaintextLength: number;
   readonly chunkCount: number;
   #final?: Uint8Array;
+  /** Chunk 0's plaintext, decrypted at open (openPrvWithHead), for the first run that needs it. */
+  #first?: Uint8Array;
 
   constructor(
     readonly header: PrvHeader,
@@ -129,6 +131,16 @@ class Reader implements PrvReader {
     this.#final = (await this.#open(span, sealed)).slice();
   }
 
+  /** Decrypts chunk 0 (not the final one) at open; the plaintext goes to the first run from 0. */
+  openFirst(sealed: Uint8Array): Promise<Uint8Array> {
+    return this.#open(chunkSpan(this.layout, 0), sealed);
+  }
+
+  /** Keeps chunk 0's plaintext (from openFirst) for the next run that starts with chunk 0. */
+  keepFirst(plain: Uint8Array): void {
+    this.#first = plain;
+  }
+
   /** Decrypts the chunk at `span` from its bytes `sealed`. */
   async #open(span: ChunkSpan, sealed: Uint8Array): Promise<Uint8Array> {
     const place = {
@@ -151,13 +163,17 @@ class Reader implements PrvReader {
     buffer?: Uint8Array,
     gate: DecryptGate = new DecryptGate(1),
   ): Promise<Promise<Uint8Array>[]> {
-    // The final chunk was verified at open: it is neither read nor decrypted again.
+    // The final chunk was verified at open: it is neither read nor decrypted again. Chunk 0,
+    // when decrypted at open, is handed over once (the reader keeps no copy).
     const final = first + count === this.chunkCount ? this.#final : undefined;
-    const toRead = final ? count - 1 : count;
-    const from = chunkSpan(this.layout, first);
+    const head = first === 0 ? this.#first : undefined;
+    if (head) this.#first = undefined;
+    const readFirst = head ? first + 1 : first;
+    const toRead = (final ? count - 1 : count) - (head ? 1 : 0);
+    const from = chunkSpan(this.layout, Math.min(readFirst, this.chunkCount - 1));
     let sealed: Uint8Array = new Uint8Array(0);
     if (toRead > 0) {
-      const to = chunkSpan(this.layout, first + toRead - 1);
+      const to = chunkSpan(this.layout, readFirst + toRead - 1);
       // WebCrypto copies its input when called: `buffer` is free again once every decryption
       // returned here has started (the stream reuses it only after they have all settled).
       sealed = await this.source.readAt(from.offset, to.offset + to.length - from.offset, buffer);
@@ -166,7 +182,9 @@ class Reader implements PrvReader {
     for (let i = first; i < first + count; i++) {
       const span = chunkSpan(this.layout, i);
       const at = span.offset - from.offset;
-      const plain = final && span.last
+      const plain = head && i === 0
+        ? Promise.resolve(head)
+        : final && span.last
         ? Promise.resolve(final.slice()) // a copy: callers own what they get
         : gate.run(() => this.#open(span, sealed.subarray(at, at + span.length)));
       plain.catch(() => {}); // the consumer awaits them in order and may stop at a failure
@@ -293,6 +311,8 @@ class Reader implements PrvReader {
   }
 
   close(): void {
+    this.#first?.fill(0); // chunk 0 decrypted at open and never streamed
+    this.#first = undefined;
     const release = this.release;
     this.release = undefined;
     release?.();
@@ -319,7 +339,7 @@ export async function openPrv(
     : source instanceof Deno.FsFile
     ? await fileSource(source)
     : source;
-  return await open(src, cek);
+  return (await open(src, cek)).reader;
 }
 
 /**
@@ -343,8 +363,19 @@ export function reopenPrv(
   );
 }
 
-async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {
-  const header = parseHeader(await source.readAt(0, Math.min(source.size, HEADER_SIZE)));
+async function open(
+  source: PrvSource,
+  cek: Uint8Array,
+  release?: () => void,
+  withFirst = false,
+): Promise<{ reader: Reader; first?: Uint8Array }> {
+  // With `withFirst`, chunk 0 (when it is not the final chunk) is read with the header.
+  const firstEnd = HEADER_SIZE + CHUNK_SIZE + TAG_SIZE;
+  const start = await source.readAt(
+    0,
+    Math.min(source.size, withFirst && source.size > firstEnd ? firstEnd : HEADER_SIZE),
+  );
+  const header = parseHeader(start.subarray(0, HEADER_SIZE));
   // The final chunk is read while the keys are derived; the checks still fail in the
   // documented order (header MAC, then size, then the final chunk).
   let layout: PrvLayout | undefined;
@@ -367,10 +398,17 @@ async function open(source: PrvSource, cek: Uint8Array, release?: () => void): P
   // a failed MAC is reported first, whatever the chunk did.
   const reader = new Reader(header, keys, layout, source, release);
   const final = finalBytes.then((bytes) => reader.openFinal(finalSpan, bytes));
-  const [mac, chunk] = await Promise.allSettled([verified, final]);
-  if (mac.status === "rejected") throw mac.reason;
-  if (chunk.status === "rejected") throw chunk.reason;
-  return reader;
+  // Chunk 0 decrypts alongside (openPrvWithHead); it too is released only after both checks.
+  const first = start.byteLength === firstEnd && layout.chunkCount > 1
+    ? reader.openFirst(start.subarray(HEADER_SIZE))
+    : undefined;
+  const [mac, chunk, zero] = await Promise.allSettled([verified, final, first]);
+  const failed = [mac, chunk, zero].find((r) => r.status === "rejected");
+  if (failed !== undefined) {
+    if (zero.status === "fulfilled") zero.value?.fill(0);
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  return { reader, first: (zero as PromiseFulfilledResult<Uint8Array | undefined>).value };
 }
 
 /**
@@ -388,10 +426,29 @@ export async function openPrvFile(path: string, cek: Uint8Array): Promise<PrvRea
 }
 
 /** openPrv on `source`, with `release` run by `close()` (not when opening fails). */
-export function openPrvSource(
+export async function openPrvSource(
   source: PrvSource,
   cek: Uint8Array,
   release?: () => void,
 ): Promise<PrvReader> {
-  return open(source, cek, release);
+  return (await open(source, cek, release)).reader;
+}
+
+/**
+ * openPrvSource for a viewer that sniffs the type: chunk 0 is read with the header and decrypted
+ * while the header MAC and the final chunk are checked (a damaged chunk 0 fails the open), and
+ * `head` is a copy of the plaintext's first `headBytes` bytes. The reader hands chunk 0 to the
+ * first stream that starts with it instead of reading and decrypting it again.
+ */
+export async function openPrvWithHead(
+  source: PrvSource,
+  cek: Uint8Array,
+  headBytes: number,
+  release?: () => void,
+): Promise<{ reader: PrvReader; head: Uint8Array }> {
+  const { reader, first } = await open(source, cek, release, true);
+  const n = Math.min(headBytes, reader.plaintextLength);
+  if (first === undefined) return { reader, head: await reader.read(0, n) };
+  reader.keepFirst(first);
+  return { reader, head: first.slice(0, n) };
 }

@@ -14,14 +14,15 @@ import {
 } from "../viewer/stream.ts";
 import { identityOf, type PrvOpenCache } from "./prv_open_cache.ts";
 import { PrvError } from "./prv_errors.ts";
-import { openPrvSource, type PrvReader, reopenPrv } from "./prv_reader.ts";
+import { openPrvWithHead, type PrvReader, reopenPrv } from "./prv_reader.ts";
 import { fileSource } from "./prv_source.ts";
 import { FileAccessDeniedError, type OpenedFile, type ProtectedFiles } from "./service.ts";
 
 /**
  * Opens `o.path` with `o.cek` and finds its type: from `cache` when this very file (same
- * identity) was verified with this key before, otherwise checked now (header MAC, final chunk),
- * sniffed from chunk 0, and cached. Errors as openPrvFile, and DecryptError for a failed sniff.
+ * identity) was verified with this key before, otherwise checked now (header MAC, final chunk,
+ * chunk 0 decrypted meanwhile), sniffed from chunk 0, and cached. Errors as openPrvFile (a damaged
+ * chunk 0 too), and DecryptError for a failed sniff.
  */
 async function openVerified(
   o: OpenedFile,
@@ -43,12 +44,12 @@ async function openVerified(
     const source = await fileSource(file, info.size);
     const hit = cache.get(o.path, identity, o.cek);
     if (hit !== undefined) return { reader: reopenPrv(source, hit, release), mime: hit.mime };
-    const reader = await openPrvSource(source, o.cek, release);
+    const { reader, head } = await openPrvWithHead(source, o.cek, SNIFF_BYTES, release);
     let mime: string;
     try {
-      const head = await reader.read(0, Math.min(SNIFF_BYTES, reader.plaintextLength));
       mime = (await detectWithFileType(head)) ?? FALLBACK_MIME;
     } catch (err) {
+      reader.close();
       throw new DecryptError((err as Error).message);
     }
     cache.set(o.path, identity, o.cek, { ...reader.verified, mime }, o.receivedFileId);

@@ -7,6 +7,7 @@ import {
   MAX_RUN_CHUNKS,
   openPrv,
   openPrvFile,
+  openPrvWithHead,
   reopenPrv,
 } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
@@ -268,4 +269,58 @@ Deno.test("reopenPrv() reads from what an open verified; every chunk is still au
   }
   // A size no .prv has.
   assert.throws(() => reopenPrv(bytesSource(PRV.subarray(0, HEADER_SIZE + 3)), verified), PrvError);
+});
+
+Deno.test("openPrvWithHead() decrypts chunk 0 at open and hands it to the first stream once", async () => {
+  const source = countingSource(PRV);
+  const subtle = crypto.subtle;
+  const decrypt = subtle.decrypt;
+  let calls = 0;
+  Object.defineProperty(subtle, "decrypt", {
+    configurable: true,
+    value: (...args: Parameters<SubtleCrypto["decrypt"]>) => {
+      calls++;
+      return decrypt.apply(subtle, args);
+    },
+  });
+  try {
+    const { reader, head } = await openPrvWithHead(source, ENC.cek, 4100);
+    assert.deepEqual(head, PLAIN.subarray(0, 4100));
+    assert.deepEqual(source.chunksRead, [-1, 4], "chunk 0 came with the header");
+    assert.equal(calls, 2, "the final chunk and chunk 0");
+    source.chunksRead.length = 0;
+    assert.deepEqual(await reader.read(0, PLAIN.byteLength), PLAIN);
+    assert.deepEqual(source.chunksRead, [1, 2, 3], "neither chunk 0 nor the final chunk again");
+    assert.equal(calls, 5);
+    source.chunksRead.length = 0;
+    assert.deepEqual(await reader.read(0, 10), PLAIN.subarray(0, 10), "handed over once");
+    assert.deepEqual(source.chunksRead, [0]);
+  } finally {
+    delete (subtle as { decrypt?: unknown }).decrypt;
+  }
+});
+
+Deno.test("openPrvWithHead() fails on a damaged chunk 0 or a wrong key; small files work", async () => {
+  const bad = PRV.slice();
+  bad[HEADER_SIZE + 100] ^= 1;
+  await assert.rejects(openPrvWithHead(bytesSource(bad), ENC.cek, 4100), (e) => {
+    return e instanceof PrvError && e.reason === "chunk_auth_failed";
+  });
+  const wrong = ENC.cek.slice();
+  wrong[0] ^= 1;
+  await assert.rejects(openPrvWithHead(bytesSource(PRV), wrong, 4100), (e) => {
+    return e instanceof PrvError && e.reason === "header_auth_failed";
+  });
+  // One chunk (chunk 0 is the final chunk) and an empty file.
+  for (const size of [5000, 0]) {
+    const plain = randomBytes(size);
+    const { prv, enc } = await encryptBytes(plain);
+    const { reader, head } = await openPrvWithHead(bytesSource(prv), enc.cek, 4100);
+    assert.deepEqual(head, plain.subarray(0, 4100));
+    assert.deepEqual(await reader.read(0, size), plain);
+  }
+  // Closed without streaming: nothing kept.
+  const { reader } = await openPrvWithHead(bytesSource(PRV), ENC.cek, 4100);
+  reader.close();
+  assert.deepEqual(await reader.read(0, 10), PLAIN.subarray(0, 10));
 });
