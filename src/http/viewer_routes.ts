@@ -9,6 +9,7 @@ import { ViewerAuthError, type ViewerSessions } from "../viewer/session.ts";
 import {
   AccessDeniedError,
   DecryptError,
+  FALLBACK_MIME,
   type ProtectedFile,
   type SniffedStream,
   sniffStream,
@@ -145,14 +146,12 @@ export function streamHandler(viewer: ViewerDeps, events: EventSink) {
     if (!/^\d{1,10}$/.test(raw) || Number(raw) > U32_MAX) return notFound(c);
     const msgId = Number(raw);
     let file: ProtectedFile | undefined;
-    let sniffed: SniffedStream;
+    let sniffed: SniffedStream | undefined;
+    const onEnd = (bytes: number) => events.publish({ kind: "ViewerFileStreamed", msgId, bytes });
     try {
       file = await viewer.openProtectedFile(msgId);
       if (file === undefined) return notFound(c);
-      const onEnd = (bytes: number) => events.publish({ kind: "ViewerFileStreamed", msgId, bytes });
-      sniffed = file.mime === undefined
-        ? await sniffStream(file.plaintext, onEnd)
-        : { mime: file.mime, body: counted(file.plaintext, onEnd) };
+      if (file.mime === undefined) sniffed = await sniffStream(file.plaintext, onEnd);
     } catch (err) {
       if (err instanceof AccessDeniedError) {
         return c.json({ error: err.message, state: err.state, reason: err.reason }, 403, {
@@ -163,32 +162,35 @@ export function streamHandler(viewer: ViewerDeps, events: EventSink) {
       log.warn("decryption failed", { msgId, error: err.message });
       return decryptFailed(c);
     }
+    const f = file;
+    /** Releases the plaintext when another body (or none) is sent. */
+    const unread = () => (sniffed?.body ?? f.plaintext).cancel();
     const headers: Record<string, string> = {
-      "Content-Type": sniffed.mime,
+      "Content-Type": sniffed?.mime ?? f.mime ?? FALLBACK_MIME,
       "Cache-Control": "no-store",
-      "Content-Disposition": contentDisposition(file.name, file.allowDownload === true),
+      "Content-Disposition": contentDisposition(f.name, f.allowDownload === true),
       "X-Content-Type-Options": "nosniff",
     };
-    if (file.allowDownload === false) headers[DOWNLOAD_RULE_HEADER] = "false";
-    const size = file.size;
-    if (file.slice !== undefined && size !== undefined) headers["Accept-Ranges"] = "bytes";
-    const range = file.slice !== undefined && size !== undefined
+    if (f.allowDownload === false) headers[DOWNLOAD_RULE_HEADER] = "false";
+    const size = f.size;
+    if (f.slice !== undefined && size !== undefined) headers["Accept-Ranges"] = "bytes";
+    const range = f.slice !== undefined && size !== undefined
       ? parseRange(c.req.header("range"), size)
       : undefined;
     if (range === "unsatisfiable") {
-      await sniffed.body.cancel();
+      await unread();
       return c.json({ error: "range not satisfiable" }, 416, {
         "Content-Range": `bytes */${size}`,
       });
     }
     if (c.req.method === "HEAD") {
-      await sniffed.body.cancel();
+      await unread();
       if (size !== undefined) headers["Content-Length"] = String(size);
       return new Response(null, { headers });
     }
-    if (range !== undefined && file.slice !== undefined) {
-      const body = file.slice(range.start, range.end);
-      await sniffed.body.cancel();
+    if (range !== undefined && f.slice !== undefined) {
+      const body = f.slice(range.start, range.end);
+      await unread();
       headers["Content-Range"] = `bytes ${range.start}-${range.end - 1}/${size}`;
       headers["Content-Length"] = String(range.end - range.start);
       log.info("streaming a range of a protected file", { msgId });
@@ -196,7 +198,9 @@ export function streamHandler(viewer: ViewerDeps, events: EventSink) {
     }
     if (size !== undefined) headers["Content-Length"] = String(size);
     log.info("streaming protected file", { msgId });
-    return new Response(sniffed.body, { status: 200, headers });
+    const body = sniffed?.body ??
+      (f.body !== undefined ? f.body(onEnd) : counted(f.plaintext, onEnd));
+    return new Response(body, { status: 200, headers });
   };
 }
 

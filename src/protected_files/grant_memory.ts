@@ -9,6 +9,7 @@ export class GrantMemory {
   readonly #grants = new Map<number, HeldGrant>();
   readonly #askedAt = new Map<number, number>();
   readonly #streams = new Map<number, Set<AbortController>>();
+  readonly #onDrop: ((fileId: number) => void)[] = [];
 
   grant(fileId: number): HeldGrant | undefined {
     return this.#grants.get(fileId);
@@ -19,11 +20,17 @@ export class GrantMemory {
     this.#askedAt.delete(fileId);
   }
 
-  /** Forgets the grant (zeroing S2) and the request time. */
+  /** Forgets the grant (zeroing S2) and the request time; tells the `onDrop` listeners. */
   drop(fileId: number): void {
     this.#grants.get(fileId)?.s2.fill(0);
     this.#grants.delete(fileId);
     this.#askedAt.delete(fileId);
+    for (const listener of this.#onDrop) listener(fileId);
+  }
+
+  /** Calls `listener(fileId)` whenever a grant is dropped (what it opened must be forgotten). */
+  onDrop(listener: (fileId: number) => void): void {
+    this.#onDrop.push(listener);
   }
 
   /** When the owner was last asked for this file (Unix seconds), 0 never. */

@@ -36,9 +36,32 @@ export interface PlainRange {
   readonly end?: number;
 }
 
+/** Options of `PrvReader.stream()`. */
+export interface StreamOptions {
+  /** Errors the stream with the signal's reason when it aborts (and stops reading ahead). */
+  readonly signal?: AbortSignal;
+  /**
+   * Called once when the stream is over: with the bytes it delivered, and `complete` true when
+   * it was read to its end (false: cancelled, aborted or failed).
+   */
+  readonly onEnd?: (bytes: number, complete: boolean) => void;
+}
+
+/**
+ * What opening a `.prv` established (its header passed the MAC under `keys`, its final chunk
+ * authenticated): `reopenPrv` reuses it for the same unchanged file and key without reading or
+ * checking either again. The keys are non-extractable.
+ */
+export interface VerifiedPrv {
+  readonly header: PrvHeader;
+  readonly keys: PrvKeys;
+}
+
 /** An opened, authenticated `.prv`. Every failure is a PrvError (or RangeError for bad ranges). */
 export interface PrvReader extends AsyncDisposable {
   readonly header: PrvHeader;
+  /** The header and keys this open verified (for `reopenPrv`). */
+  readonly verified: VerifiedPrv;
   /** The plaintext length, authenticated by the final chunk at open (for `Content-Length`). */
   readonly plaintextLength: number;
   readonly chunkCount: number;
@@ -48,9 +71,10 @@ export interface PrvReader extends AsyncDisposable {
    * The plaintext of `range` (default: all of it) in parts of at most one chunk, decrypted as
    * the consumer pulls: its first chunk read and decrypted alone (the first byte, a type sniff),
    * then runs of 16 chunks read at once, two runs in flight and four chunks decrypting at once
-   * (at most about 4 MiB held). Only the chunks the range touches are read.
+   * (at most about 4 MiB held). Only the chunks the range touches are read. `options`: an abort
+   * signal that errors it, and a callback when it ends.
    */
-  stream(range?: PlainRange): ReadableStream<Uint8Array>;
+  stream(range?: PlainRange, options?: StreamOptions): ReadableStream<Uint8Array>;
   /** The plaintext `[start, end)` as one array (meant for small ranges). */
   read(start: number, end: number): Promise<Uint8Array>;
   /** Closes the file when the reader opened it itself (openPrvFile); otherwise nothing. */
@@ -78,6 +102,8 @@ class Reader implements PrvReader {
   readonly plaintextLength: number;
   readonly chunkCount: number;
   #final?: Uint8Array;
+  /** Chunk 0's plaintext, decrypted at open (openPrvWithHead), for the first run that needs it. */
+  #first?: Uint8Array;
 
   constructor(
     readonly header: PrvHeader,
@@ -90,6 +116,10 @@ class Reader implements PrvReader {
     this.chunkCount = layout.chunkCount;
   }
 
+  get verified(): VerifiedPrv {
+    return { header: this.header, keys: this.keys };
+  }
+
   async decryptChunk(index: number): Promise<Uint8Array> {
     const span: ChunkSpan = chunkSpan(this.layout, index);
     if (span.last && this.#final) return this.#final.slice(); // a copy: callers own what they get
@@ -98,10 +128,20 @@ class Reader implements PrvReader {
 
   /** Verifies the final chunk at open (its plaintext is kept: the length is now authentic). */
   async openFinal(span: ChunkSpan, sealed: Uint8Array): Promise<void> {
-    await this.#open(span, sealed);
+    this.#final = (await this.#open(span, sealed)).slice();
   }
 
-  /** Decrypts the chunk at `span` from its bytes `sealed`; keeps the final chunk's plaintext. */
+  /** Decrypts chunk 0 (not the final one) at open; the plaintext goes to the first run from 0. */
+  openFirst(sealed: Uint8Array): Promise<Uint8Array> {
+    return this.#open(chunkSpan(this.layout, 0), sealed);
+  }
+
+  /** Keeps chunk 0's plaintext (from openFirst) for the next run that starts with chunk 0. */
+  keepFirst(plain: Uint8Array): void {
+    this.#first = plain;
+  }
+
+  /** Decrypts the chunk at `span` from its bytes `sealed`. */
   async #open(span: ChunkSpan, sealed: Uint8Array): Promise<Uint8Array> {
     const place = {
       header: this.header.bytes,
@@ -109,9 +149,7 @@ class Reader implements PrvReader {
       index: span.index,
       last: span.last,
     };
-    const plain = await openChunk(this.keys, place, sealed, this.chunkCount);
-    if (span.last) this.#final = plain.slice();
-    return plain;
+    return await openChunk(this.keys, place, sealed, this.chunkCount);
   }
 
   /**
@@ -125,13 +163,17 @@ class Reader implements PrvReader {
     buffer?: Uint8Array,
     gate: DecryptGate = new DecryptGate(1),
   ): Promise<Promise<Uint8Array>[]> {
-    // The final chunk was verified at open: it is neither read nor decrypted again.
+    // The final chunk was verified at open: it is neither read nor decrypted again. Chunk 0,
+    // when decrypted at open, is handed over once (the reader keeps no copy).
     const final = first + count === this.chunkCount ? this.#final : undefined;
-    const toRead = final ? count - 1 : count;
-    const from = chunkSpan(this.layout, first);
+    const head = first === 0 ? this.#first : undefined;
+    if (head) this.#first = undefined;
+    const readFirst = head ? first + 1 : first;
+    const toRead = (final ? count - 1 : count) - (head ? 1 : 0);
+    const from = chunkSpan(this.layout, Math.min(readFirst, this.chunkCount - 1));
     let sealed: Uint8Array = new Uint8Array(0);
     if (toRead > 0) {
-      const to = chunkSpan(this.layout, first + toRead - 1);
+      const to = chunkSpan(this.layout, readFirst + toRead - 1);
       // WebCrypto copies its input when called: `buffer` is free again once every decryption
       // returned here has started (the stream reuses it only after they have all settled).
       sealed = await this.source.readAt(from.offset, to.offset + to.length - from.offset, buffer);
@@ -140,7 +182,9 @@ class Reader implements PrvReader {
     for (let i = first; i < first + count; i++) {
       const span = chunkSpan(this.layout, i);
       const at = span.offset - from.offset;
-      const plain = final && span.last
+      const plain = head && i === 0
+        ? Promise.resolve(head)
+        : final && span.last
         ? Promise.resolve(final.slice()) // a copy: callers own what they get
         : gate.run(() => this.#open(span, sealed.subarray(at, at + span.length)));
       plain.catch(() => {}); // the consumer awaits them in order and may stop at a failure
@@ -149,11 +193,29 @@ class Reader implements PrvReader {
     return opens;
   }
 
-  stream(range: PlainRange = {}): ReadableStream<Uint8Array> {
+  stream(range: PlainRange = {}, options: StreamOptions = {}): ReadableStream<Uint8Array> {
     const start = range.start ?? 0;
     const end = range.end ?? this.plaintextLength;
+    const { signal, onEnd } = options;
+    let sent = 0;
+    let ended = false;
+    let stopAbort = () => {};
+    const finish = (complete: boolean) => {
+      if (ended) return;
+      ended = true;
+      stopAbort();
+      onEnd?.(sent, complete);
+    };
     const chunks = chunksForRange(this.layout, start, end);
-    if (!chunks) return new ReadableStream({ start: (c) => c.close() });
+    if (!chunks) {
+      return new ReadableStream({
+        start: (c) => {
+          if (signal?.aborted) c.error(signal.reason);
+          else c.close();
+          finish(!signal?.aborted);
+        },
+      });
+    }
     const [first, last] = chunks;
     // The first chunk alone (the first byte, the sniff), then runs of MAX_RUN_CHUNKS, RUNS_AHEAD
     // of them in flight, their chunks decrypting DECRYPTS_IN_FLIGHT at a time.
@@ -180,34 +242,60 @@ class Reader implements PrvReader {
         runLength = MAX_RUN_CHUNKS;
       }
     };
+    const stop = () => {
+      next = last + 1;
+      runs.length = 0;
+    };
     return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (signal === undefined) return;
+        const abort = () => {
+          stop();
+          controller.error(signal.reason);
+          finish(false);
+        };
+        if (signal.aborted) return abort();
+        signal.addEventListener("abort", abort, { once: true });
+        stopAbort = () => signal.removeEventListener("abort", abort);
+      },
       pull: async (controller) => {
-        if (failure !== undefined) throw failure;
-        fill();
-        const run = runs.shift()!;
-        const parts = await run.parts;
-        for (let k = 0; k < parts.length; k++) {
-          let plain: Uint8Array;
-          try {
-            plain = await parts[k];
-          } catch (err) {
-            if (k === 0) throw err;
-            failure = err;
-            return;
+        try {
+          if (failure !== undefined) throw failure;
+          fill();
+          const run = runs.shift()!;
+          const parts = await run.parts;
+          for (let k = 0; k < parts.length; k++) {
+            let plain: Uint8Array;
+            try {
+              plain = await parts[k];
+            } catch (err) {
+              if (k === 0) throw err;
+              failure = err;
+              return;
+            }
+            if (ended) return; // aborted meanwhile: the stream has errored already
+            const index = run.first + k;
+            const chunkStart = index * CHUNK_SIZE;
+            const from = index === first ? start - chunkStart : 0;
+            const to = index === last ? end - chunkStart : plain.byteLength;
+            controller.enqueue(plain.subarray(from, to));
+            sent += to - from;
+            if (index === last) {
+              controller.close();
+              finish(true);
+            }
+            if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
           }
-          const index = run.first + k;
-          const chunkStart = index * CHUNK_SIZE;
-          const from = index === first ? start - chunkStart : 0;
-          const to = index === last ? end - chunkStart : plain.byteLength;
-          controller.enqueue(plain.subarray(from, to));
-          if (index === last) controller.close();
-          if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
+          fill(); // only now: the next run may reuse this run's read buffer
+        } catch (err) {
+          if (ended) return;
+          finish(false);
+          throw err;
         }
-        fill(); // only now: the next run may reuse this run's read buffer
       },
       cancel: () => {
-        next = last + 1;
-        runs.length = 0;
+        stop();
+        finish(false);
       },
     }, { highWaterMark: 0 });
   }
@@ -223,6 +311,8 @@ class Reader implements PrvReader {
   }
 
   close(): void {
+    this.#first?.fill(0); // chunk 0 decrypted at open and never streamed
+    this.#first = undefined;
     const release = this.release;
     this.release = undefined;
     release?.();
@@ -249,11 +339,43 @@ export async function openPrv(
     : source instanceof Deno.FsFile
     ? await fileSource(source)
     : source;
-  return await open(src, cek);
+  return (await open(src, cek)).reader;
 }
 
-async function open(source: PrvSource, cek: Uint8Array, release?: () => void): Promise<Reader> {
-  const header = parseHeader(await source.readAt(0, Math.min(source.size, HEADER_SIZE)));
+/**
+ * A reader over `source` from what an earlier open of the same, unchanged file with the same key
+ * verified (`reader.verified`): nothing is read or checked now (the final chunk is decrypted
+ * when it is streamed, like any other). Every chunk is still authenticated as it is decrypted,
+ * against the verified header. PrvError when the size is no `.prv` size; `release` runs on
+ * `close()`.
+ */
+export function reopenPrv(
+  source: PrvSource,
+  verified: VerifiedPrv,
+  release?: () => void,
+): PrvReader {
+  return new Reader(
+    verified.header,
+    verified.keys,
+    layoutForPrvSize(source.size),
+    source,
+    release,
+  );
+}
+
+async function open(
+  source: PrvSource,
+  cek: Uint8Array,
+  release?: () => void,
+  withFirst = false,
+): Promise<{ reader: Reader; first?: Uint8Array }> {
+  // With `withFirst`, chunk 0 (when it is not the final chunk) is read with the header.
+  const firstEnd = HEADER_SIZE + CHUNK_SIZE + TAG_SIZE;
+  const start = await source.readAt(
+    0,
+    Math.min(source.size, withFirst && source.size > firstEnd ? firstEnd : HEADER_SIZE),
+  );
+  const header = parseHeader(start.subarray(0, HEADER_SIZE));
   // The final chunk is read while the keys are derived; the checks still fail in the
   // documented order (header MAC, then size, then the final chunk).
   let layout: PrvLayout | undefined;
@@ -276,10 +398,17 @@ async function open(source: PrvSource, cek: Uint8Array, release?: () => void): P
   // a failed MAC is reported first, whatever the chunk did.
   const reader = new Reader(header, keys, layout, source, release);
   const final = finalBytes.then((bytes) => reader.openFinal(finalSpan, bytes));
-  const [mac, chunk] = await Promise.allSettled([verified, final]);
-  if (mac.status === "rejected") throw mac.reason;
-  if (chunk.status === "rejected") throw chunk.reason;
-  return reader;
+  // Chunk 0 decrypts alongside (openPrvWithHead); it too is released only after both checks.
+  const first = start.byteLength === firstEnd && layout.chunkCount > 1
+    ? reader.openFirst(start.subarray(HEADER_SIZE))
+    : undefined;
+  const [mac, chunk, zero] = await Promise.allSettled([verified, final, first]);
+  const failed = [mac, chunk, zero].find((r) => r.status === "rejected");
+  if (failed !== undefined) {
+    if (zero.status === "fulfilled") zero.value?.fill(0);
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  return { reader, first: (zero as PromiseFulfilledResult<Uint8Array | undefined>).value };
 }
 
 /**
@@ -289,9 +418,37 @@ async function open(source: PrvSource, cek: Uint8Array, release?: () => void): P
 export async function openPrvFile(path: string, cek: Uint8Array): Promise<PrvReader> {
   const file = await Deno.open(path, { read: true });
   try {
-    return await open(await fileSource(file), cek, () => file.close());
+    return await openPrvSource(await fileSource(file), cek, () => file.close());
   } catch (err) {
     file.close();
     throw err;
   }
+}
+
+/** openPrv on `source`, with `release` run by `close()` (not when opening fails). */
+export async function openPrvSource(
+  source: PrvSource,
+  cek: Uint8Array,
+  release?: () => void,
+): Promise<PrvReader> {
+  return (await open(source, cek, release)).reader;
+}
+
+/**
+ * openPrvSource for a viewer that sniffs the type: chunk 0 is read with the header and decrypted
+ * while the header MAC and the final chunk are checked (a damaged chunk 0 fails the open), and
+ * `head` is a copy of the plaintext's first `headBytes` bytes. The reader hands chunk 0 to the
+ * first stream that starts with it instead of reading and decrypting it again.
+ */
+export async function openPrvWithHead(
+  source: PrvSource,
+  cek: Uint8Array,
+  headBytes: number,
+  release?: () => void,
+): Promise<{ reader: PrvReader; head: Uint8Array }> {
+  const { reader, first } = await open(source, cek, release, true);
+  const n = Math.min(headBytes, reader.plaintextLength);
+  if (first === undefined) return { reader, head: await reader.read(0, n) };
+  reader.keepFirst(first);
+  return { reader, head: first.slice(0, n) };
 }

@@ -33,9 +33,12 @@ export function bytesSource(bytes: Uint8Array): PrvSource {
   };
 }
 
-/** A source over an opened file, its size taken now; the caller keeps ownership of `file`. */
-export async function fileSource(file: Deno.FsFile): Promise<PrvSource> {
-  const { size } = await file.stat();
+/**
+ * A source over an opened file, its size taken now (or `size`, from a stat the caller just made
+ * of this handle); the caller keeps ownership of `file`.
+ */
+export async function fileSource(file: Deno.FsFile, size?: number): Promise<PrvSource> {
+  size ??= (await file.stat()).size;
   let tail: Promise<unknown> = Promise.resolve();
   const readAt = async (position: number, length: number, into?: Uint8Array) => {
     await file.seek(position, Deno.SeekMode.Start);

@@ -12,6 +12,7 @@ import type { ChatRecord, ContactRecord, MessageRecord, ReceivedFileRecord } fro
 import { type AccessVerdict, FileAccessState } from "./access_state.ts";
 import { GrantMemory } from "./grant_memory.ts";
 import { foldPdu, PduType } from "./pdu.ts";
+import { PrvOpenCache } from "./prv_open_cache.ts";
 import { signForward } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
 import { type ProtectRequest, PrvOwner, type SendFileResult } from "./prv_owner.ts";
@@ -52,6 +53,8 @@ export interface OpenedFile {
   readonly chatId: number;
   /** Aborts when access ends while the file is read (a revoke); absent for the owner. */
   readonly track?: { signal: AbortSignal; done(): void };
+  /** The received file's id (absent for the owner's own file): `openCache.forgetFile` takes it. */
+  readonly receivedFileId?: number;
 }
 
 /** Why a file cannot be opened now (HTTP 403 with the state). */
@@ -65,10 +68,13 @@ export class FileAccessDeniedError extends GatewayError {
 export class ProtectedFiles implements ProtectedFileReceiver {
   readonly owner: PrvOwner;
   readonly recipient: PrvRecipient;
+  /** What `/stream` verified when it opened a file; a received file's entry goes with its grant. */
+  readonly openCache: PrvOpenCache = new PrvOpenCache();
 
   constructor(private readonly d: PrvDeps, readonly memory: GrantMemory = new GrantMemory()) {
     this.owner = new PrvOwner(d);
     this.recipient = new PrvRecipient(d, memory);
+    memory.onDrop((fileId) => this.openCache.forgetFile(fileId));
   }
 
   protect(req: ProtectRequest): Promise<SendFileResult> {
@@ -295,7 +301,10 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       });
     }
     const v = await this.recipient.askIfNeeded(rec);
-    if (v.state !== FileAccessState.ACTIVE) throw new FileAccessDeniedError(v);
+    if (v.state !== FileAccessState.ACTIVE) {
+      this.openCache.forgetFile(rec.id); // expired, revoked, …: nothing it opened is kept
+      throw new FileAccessDeniedError(v);
+    }
     return {
       path,
       cek: this.recipient.contentKey(rec),
@@ -303,6 +312,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       allowDownload: rec.allowDownload,
       chatId: rec.chatId,
       track: this.memory.track(rec.id),
+      receivedFileId: rec.id,
     };
   }
 

@@ -12,54 +12,58 @@ import {
   type ProtectedFile,
   SNIFF_BYTES,
 } from "../viewer/stream.ts";
+import { identityOf, type PrvOpenCache } from "./prv_open_cache.ts";
 import { PrvError } from "./prv_errors.ts";
-import { openPrvFile, type PrvReader } from "./prv_reader.ts";
+import { openPrvWithHead, type PrvReader, reopenPrv } from "./prv_reader.ts";
+import { fileSource } from "./prv_source.ts";
 import { FileAccessDeniedError, type OpenedFile, type ProtectedFiles } from "./service.ts";
 
-/** Wraps `inner` so that it errors when `signal` aborts, and calls `done` once at its end. */
-function guarded(
-  inner: ReadableStream<Uint8Array>,
-  signal: AbortSignal | undefined,
-  done: () => void,
-): ReadableStream<Uint8Array> {
-  const reader = inner.getReader();
-  let finished = false;
-  const finish = () => {
-    if (!finished) {
-      finished = true;
-      done();
+/**
+ * Opens `o.path` with `o.cek` and finds its type: from `cache` when this very file (same
+ * identity) was verified with this key before, otherwise checked now (header MAC, final chunk,
+ * chunk 0 decrypted meanwhile), sniffed from chunk 0, and cached. Errors as openPrvFile (a damaged
+ * chunk 0 too), and DecryptError for a failed sniff.
+ */
+async function openVerified(
+  o: OpenedFile,
+  cache: PrvOpenCache,
+): Promise<{ reader: PrvReader; mime: string }> {
+  // Synchronous: opening and fstat of a local file are metadata calls of a few microseconds,
+  // cheaper than two round trips through the runtime's blocking pool.
+  const file = Deno.openSync(o.path, { read: true });
+  let closed = false;
+  const release = () => {
+    if (!closed) {
+      closed = true;
+      file.close();
     }
   };
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      signal?.addEventListener("abort", () => {
-        controller.error(signal.reason);
-        reader.cancel(signal.reason).catch(() => {});
-        finish();
-      }, { once: true });
-    },
-    async pull(controller) {
-      if (signal?.aborted) return;
-      try {
-        const r = await reader.read();
-        if (signal?.aborted) return;
-        if (r.done) {
-          controller.close();
-          finish();
-        } else controller.enqueue(r.value);
-      } catch (err) {
-        controller.error(err);
-        finish();
-      }
-    },
-    cancel(reason) {
-      finish();
-      return reader.cancel(reason);
-    },
-  }, { highWaterMark: 0 });
+  try {
+    const info = file.statSync();
+    const identity = identityOf(info);
+    const source = await fileSource(file, info.size);
+    const hit = cache.get(o.path, identity, o.cek);
+    if (hit !== undefined) return { reader: reopenPrv(source, hit, release), mime: hit.mime };
+    const { reader, head } = await openPrvWithHead(source, o.cek, SNIFF_BYTES, release);
+    let mime: string;
+    try {
+      mime = (await detectWithFileType(head)) ?? FALLBACK_MIME;
+    } catch (err) {
+      reader.close();
+      throw new DecryptError((err as Error).message);
+    }
+    cache.set(o.path, identity, o.cek, { ...reader.verified, mime }, o.receivedFileId);
+    return { reader, mime };
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
 
-/** The `openProtectedFile` of the viewer routes over `files`. */
+/**
+ * The `openProtectedFile` of the viewer routes over `files`: access is checked on every call
+ * (`files.open`); what opening verified is kept in `files.openCache`.
+ */
 export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
   return async (msgId: number): Promise<ProtectedFile | undefined> => {
     let opened: OpenedFile | undefined;
@@ -74,12 +78,16 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
     if (opened === undefined) return undefined;
     const o = opened;
     let reader: PrvReader;
+    let mime: string;
     try {
-      reader = await openPrvFile(o.path, o.cek);
+      ({ reader, mime } = await openVerified(o, files.openCache));
     } catch (err) {
       o.track?.done();
-      if (err instanceof Deno.errors.NotFound) return undefined; // the blob is gone: 404
-      if (err instanceof PrvError) {
+      if (err instanceof Deno.errors.NotFound) {
+        files.openCache.forgetPath(o.path);
+        return undefined; // the blob is gone: 404
+      }
+      if (err instanceof PrvError || err instanceof DecryptError) {
         throw new DecryptError(
           `cannot decrypt the file of message ${msgId}: ${(err as Error).message}`,
         );
@@ -88,17 +96,6 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
     } finally {
       if (o.track !== undefined) o.cek.fill(0); // a recipient's joined key lives only here
     }
-    let mime: string;
-    try {
-      const head = await reader.read(0, Math.min(SNIFF_BYTES, reader.plaintextLength));
-      mime = (await detectWithFileType(head)) ?? FALLBACK_MIME;
-    } catch (err) {
-      reader.close();
-      o.track?.done();
-      throw new DecryptError(
-        `cannot decrypt the file of message ${msgId}: ${(err as Error).message}`,
-      );
-    }
     let open = 0;
     const closeIfIdle = () => {
       if (open === 0) {
@@ -106,11 +103,16 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
         o.track?.done();
       }
     };
-    const make = (range?: { start: number; end: number }) => {
+    // Each stream errors when a revoke aborts `track`, and closes the file after the last one.
+    const make = (range?: { start: number; end: number }, onEnd?: (bytes: number) => void) => {
       open++;
-      return guarded(reader.stream(range), o.track?.signal, () => {
-        open--;
-        closeIfIdle();
+      return reader.stream(range, {
+        signal: o.track?.signal,
+        onEnd: (bytes, complete) => {
+          open--;
+          closeIfIdle();
+          if (complete) onEnd?.(bytes);
+        },
       });
     };
     let full: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -133,6 +135,7 @@ export function protectedFileSource(files: ProtectedFiles, events: EventSink) {
       mime,
       allowDownload: o.allowDownload,
       slice: (start, end) => make({ start, end }),
+      body: (onEnd) => make(undefined, onEnd),
     };
   };
 }

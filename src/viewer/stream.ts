@@ -39,6 +39,11 @@ export interface ProtectedFile {
   slice?(start: number, end: number): ReadableStream<Uint8Array>;
   /** false: the owner did not allow saving it (`Content-Disposition: inline`, a rule header). */
   readonly allowDownload?: boolean;
+  /**
+   * The whole plaintext as a response body (instead of `plaintext`, which is then left unread),
+   * calling `onEnd(bytes)` once it has been read to its end; with `mime` set.
+   */
+  body?(onEnd: (bytes: number) => void): ReadableStream<Uint8Array>;
 }
 
 /** What the viewer routes need. */

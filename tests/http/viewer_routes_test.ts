@@ -179,6 +179,47 @@ Deno.test("GET /stream streams plaintext with the sniffed Content-Type (image/pn
   });
 });
 
+Deno.test("GET /stream sends a source's own body when it offers one; plaintext stays unread", async () => {
+  const bytes = pngBytes(20_000);
+  let plaintextPulled = false;
+  const plaintext = new ReadableStream<Uint8Array>({
+    pull() {
+      plaintextPulled = true;
+    },
+  }, { highWaterMark: 0 });
+  const openProtectedFile = (id: number): Promise<ProtectedFile | undefined> =>
+    Promise.resolve(
+      id === 7
+        ? {
+          plaintext,
+          size: bytes.length,
+          mime: "image/png",
+          body: (onEnd) =>
+            new ReadableStream({
+              start(c) {
+                c.enqueue(bytes);
+                c.close();
+                onEnd(bytes.length);
+              },
+            }),
+        }
+        : undefined,
+    );
+  await withApp({ openProtectedFile }, async (t) => {
+    const tok = await token(t.app);
+    const sub = t.bus.subscribe();
+    const res = await stream(t.app, "/stream/7", tok);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-type"), "image/png");
+    assert.equal(res.headers.get("content-length"), String(bytes.length));
+    assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+    assert.equal(plaintextPulled, false);
+    const events = await sub.next();
+    assert.deepEqual(events.map((e) => e.event.type), ["ViewerFileStreamed"]);
+    sub.close();
+  });
+});
+
 Deno.test("GET /stream answers 500 when decryption fails", async () => {
   const openFails = () => Promise.reject(new DecryptError("bad key"));
   await withApp({ openProtectedFile: openFails }, async (t) => {

@@ -244,6 +244,93 @@ Deno.test("a tampered .prv fails to decrypt (DecryptError → 500)", async () =>
   await assert.rejects(() => bobViewer(p).open(bobMsg), DecryptError);
 });
 
+/** Sets the mtime of message `msgId`'s blob an hour back: a file received a while ago. */
+async function receivedEarlier(account: PrvPair["bob"], msgId: number): Promise<string> {
+  const path = blobPath(account.ctx.blobDir, account.store.msgs.get(msgId)!.file);
+  const anHourAgo = (Date.now() - 3_600_000) / 1000;
+  await Deno.utime(path, anHourAgo, anHourAgo);
+  return path;
+}
+
+Deno.test("a second open reuses what the first verified; a file rewritten since is verified again", async () => {
+  await using p = await prvPair();
+  const { bobMsg } = await protectAndSend(p, PNG, RULES);
+  const path = await receivedEarlier(p.bob, bobMsg);
+  const cache = p.bob.protectedFiles.openCache;
+  const v = bobViewer(p);
+  assert.deepEqual(await readAll((await v.open(bobMsg))!.plaintext), PNG);
+  assert.deepEqual([cache.hits, cache.size], [0, 1]);
+  const again = (await v.open(bobMsg))!;
+  assert.equal(cache.hits, 1);
+  assert.equal(again.mime, "image/png");
+  assert.equal(again.size, PNG.length);
+  const ends: number[] = [];
+  assert.deepEqual(await readAll(again.body!((n) => ends.push(n))), PNG);
+  assert.deepEqual(ends, [PNG.length]);
+  assert.deepEqual(
+    await readAll((await v.open(bobMsg))!.slice!(70_000, 70_010)),
+    PNG.slice(70_000, 70_010),
+  );
+  // Rewritten in place (same size, one bit flipped in chunk 0): opened and checked again.
+  const bytes = await Deno.readFile(path);
+  bytes[200] ^= 1;
+  await Deno.writeFile(path, bytes);
+  const hits = cache.hits;
+  await assert.rejects(() => v.open(bobMsg), DecryptError);
+  assert.equal(cache.hits, hits);
+  assert.equal(cache.size, 0, "a file that fails is not cached");
+  // Gone: 404, and nothing kept.
+  await receivedEarlier(p.bob, bobMsg);
+  await Deno.remove(path);
+  assert.equal(await v.open(bobMsg), undefined);
+  assert.equal(cache.size, 0);
+});
+
+Deno.test("the open cache forgets a received file when its access ends (revoke, expiry)", async () => {
+  await using p = await prvPair();
+  const first = await protectAndSend(p, PNG, RULES);
+  const second = await protectAndSend(p, PNG.slice(0, 90_000), { ...RULES, duration_minutes: 2 });
+  await receivedEarlier(p.bob, first.bobMsg);
+  await receivedEarlier(p.bob, second.bobMsg);
+  const cache = p.bob.protectedFiles.openCache;
+  const v = bobViewer(p);
+  for (const msg of [first.bobMsg, second.bobMsg]) await (await v.open(msg))!.plaintext.cancel();
+  assert.equal(cache.size, 2);
+  // A revoke drops the grant, and with it what the grant opened.
+  await p.alice.protectedFiles.owner.revoke(p.aliceChat, first.result.file_id, p.bobOnAlice);
+  await exchange(p);
+  assert.equal(cache.size, 1);
+  await assert.rejects(() => v.open(first.bobMsg), AccessDeniedError);
+  // Expiry has no event: the next open finds it expired and forgets it.
+  p.clock.now += 121_000;
+  await assert.rejects(() => v.open(second.bobMsg), (e: Error) => {
+    return e instanceof AccessDeniedError && e.state === "expired";
+  });
+  assert.equal(cache.size, 0);
+});
+
+Deno.test("revoke ends a running whole-file body (the route's) and a range", async () => {
+  await using p = await prvPair();
+  const big = pngBytes(600_000); // more chunks than one read-ahead run holds
+  const { result, bobMsg } = await protectAndSend(p, big, RULES);
+  const v = bobViewer(p);
+  const ends: number[] = [];
+  const body = (await v.open(bobMsg))!.body!((n) => ends.push(n)).getReader();
+  const range = (await v.open(bobMsg))!.slice!(0, big.length).getReader();
+  assert.ok(!(await body.read()).done);
+  assert.ok(!(await range.read()).done);
+  await p.alice.protectedFiles.owner.revoke(p.aliceChat, result.file_id, p.bobOnAlice);
+  await exchange(p);
+  for (const r of [body, range]) {
+    await assert.rejects(async () => {
+      for (;;) if ((await r.read()).done) break;
+    }, /revoked/);
+  }
+  assert.deepEqual(ends, [], "ViewerFileStreamed is not reported for a cut stream");
+  const rec = p.bob.store.protectedFiles.receivedByMsg(bobMsg)!;
+  assert.equal(p.bob.protectedFiles.memory.endStreams(rec.id, "again"), 0, "none left running");
+});
+
 Deno.test("B's store on another device opens nothing and asks nobody", async () => {
   await using p = await prvPair();
   const { bobMsg } = await protectAndSend(p, PNG, RULES);

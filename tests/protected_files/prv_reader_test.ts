@@ -7,6 +7,8 @@ import {
   MAX_RUN_CHUNKS,
   openPrv,
   openPrvFile,
+  openPrvWithHead,
+  reopenPrv,
 } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
 import { withTempDir } from "../_helpers/temp.ts";
@@ -208,4 +210,117 @@ Deno.test("bytes handed out are the caller's: changing them does not change late
   first.fill(0);
   (await reader.decryptChunk(reader.chunkCount - 1)).fill(0);
   assert.deepEqual(await reader.read(n - 10, n), PLAIN.subarray(n - 10, n));
+});
+
+Deno.test("stream() options: onEnd once with the bytes and whether it was read to its end", async () => {
+  const reader = await openPrv(bytesSource(PRV), ENC.cek);
+  const ends: [number, boolean][] = [];
+  const onEnd = (bytes: number, complete: boolean) => ends.push([bytes, complete]);
+  const whole = new Uint8Array(await new Response(reader.stream({}, { onEnd })).arrayBuffer());
+  assert.deepEqual(whole, PLAIN);
+  assert.deepEqual(ends, [[PLAIN.byteLength, true]]);
+  ends.length = 0;
+  const r = reader.stream({ start: 10, end: 3 * C }, { onEnd }).getReader();
+  assert.equal((await r.read()).value!.byteLength, C - 10);
+  await r.cancel();
+  await r.cancel();
+  assert.deepEqual(ends, [[C - 10, false]]);
+  ends.length = 0;
+  await new Response(reader.stream({ start: 7, end: 7 }, { onEnd })).arrayBuffer();
+  assert.deepEqual(ends, [[0, true]], "an empty range ends at once");
+});
+
+Deno.test("stream() options: an abort errors the stream with its reason and stops reading", async () => {
+  const source = countingSource(PRV);
+  const reader = await openPrv(source, ENC.cek);
+  const ac = new AbortController();
+  const ends: [number, boolean][] = [];
+  const r = reader.stream({}, {
+    signal: ac.signal,
+    onEnd: (bytes, complete) => ends.push([bytes, complete]),
+  }).getReader();
+  assert.deepEqual((await r.read()).value, PLAIN.subarray(0, C));
+  ac.abort(new Error("access to this file was revoked"));
+  const read = source.chunksRead.length;
+  await assert.rejects(() => r.read(), /revoked/);
+  assert.deepEqual(ends, [[C, false]]);
+  assert.equal(source.chunksRead.length, read, "no reads after the abort");
+  // A signal aborted before the stream starts: it errors at once.
+  const gone = reader.stream({}, { signal: ac.signal }).getReader();
+  await assert.rejects(() => gone.read(), /revoked/);
+});
+
+Deno.test("reopenPrv() reads from what an open verified; every chunk is still authenticated", async () => {
+  const verified = (await openPrv(bytesSource(PRV), ENC.cek)).verified;
+  const source = countingSource(PRV);
+  const reader = reopenPrv(source, verified);
+  assert.deepEqual(source.chunksRead, [], "neither the header nor the final chunk read again");
+  assert.equal(reader.plaintextLength, PLAIN.byteLength);
+  assert.deepEqual(await reader.read(0, PLAIN.byteLength), PLAIN);
+  assert.deepEqual(source.chunksRead, [0, 1, 2, 3, 4], "the final chunk too, when streamed");
+  // A damaged chunk (or final chunk) fails as it is decrypted.
+  for (const at of [HEADER_SIZE + C + TAG_SIZE + 5, PRV.byteLength - 3]) {
+    const bad = PRV.slice();
+    bad[at] ^= 1;
+    const damaged = reopenPrv(bytesSource(bad), verified);
+    await assert.rejects(() => damaged.read(0, PLAIN.byteLength), (e: Error) => {
+      return e instanceof PrvError && e.reason === "chunk_auth_failed";
+    });
+  }
+  // A size no .prv has.
+  assert.throws(() => reopenPrv(bytesSource(PRV.subarray(0, HEADER_SIZE + 3)), verified), PrvError);
+});
+
+Deno.test("openPrvWithHead() decrypts chunk 0 at open and hands it to the first stream once", async () => {
+  const source = countingSource(PRV);
+  const subtle = crypto.subtle;
+  const decrypt = subtle.decrypt;
+  let calls = 0;
+  Object.defineProperty(subtle, "decrypt", {
+    configurable: true,
+    value: (...args: Parameters<SubtleCrypto["decrypt"]>) => {
+      calls++;
+      return decrypt.apply(subtle, args);
+    },
+  });
+  try {
+    const { reader, head } = await openPrvWithHead(source, ENC.cek, 4100);
+    assert.deepEqual(head, PLAIN.subarray(0, 4100));
+    assert.deepEqual(source.chunksRead, [-1, 4], "chunk 0 came with the header");
+    assert.equal(calls, 2, "the final chunk and chunk 0");
+    source.chunksRead.length = 0;
+    assert.deepEqual(await reader.read(0, PLAIN.byteLength), PLAIN);
+    assert.deepEqual(source.chunksRead, [1, 2, 3], "neither chunk 0 nor the final chunk again");
+    assert.equal(calls, 5);
+    source.chunksRead.length = 0;
+    assert.deepEqual(await reader.read(0, 10), PLAIN.subarray(0, 10), "handed over once");
+    assert.deepEqual(source.chunksRead, [0]);
+  } finally {
+    delete (subtle as { decrypt?: unknown }).decrypt;
+  }
+});
+
+Deno.test("openPrvWithHead() fails on a damaged chunk 0 or a wrong key; small files work", async () => {
+  const bad = PRV.slice();
+  bad[HEADER_SIZE + 100] ^= 1;
+  await assert.rejects(openPrvWithHead(bytesSource(bad), ENC.cek, 4100), (e) => {
+    return e instanceof PrvError && e.reason === "chunk_auth_failed";
+  });
+  const wrong = ENC.cek.slice();
+  wrong[0] ^= 1;
+  await assert.rejects(openPrvWithHead(bytesSource(PRV), wrong, 4100), (e) => {
+    return e instanceof PrvError && e.reason === "header_auth_failed";
+  });
+  // One chunk (chunk 0 is the final chunk) and an empty file.
+  for (const size of [5000, 0]) {
+    const plain = randomBytes(size);
+    const { prv, enc } = await encryptBytes(plain);
+    const { reader, head } = await openPrvWithHead(bytesSource(prv), enc.cek, 4100);
+    assert.deepEqual(head, plain.subarray(0, 4100));
+    assert.deepEqual(await reader.read(0, size), plain);
+  }
+  // Closed without streaming: nothing kept.
+  const { reader } = await openPrvWithHead(bytesSource(PRV), ENC.cek, 4100);
+  reader.close();
+  assert.deepEqual(await reader.read(0, 10), PLAIN.subarray(0, 10));
 });
