@@ -148,6 +148,14 @@ function receivedOf(r: Row): ReceivedFileRecord {
 }
 
 /** Reads and writes the protected-file tables. */
+/**
+ * The bounds of every hex hash starting with `prefix`, as a range the hash index can answer
+ * (a `substr` comparison would scan the whole table on every `/stream` and send).
+ */
+function hashRange(prefix: string): [string, string] {
+  return [prefix, `${prefix}\u{10FFFF}`];
+}
+
 export class ProtectedFilesStore {
   constructor(private readonly db: Db) {}
 
@@ -206,9 +214,8 @@ export class ProtectedFilesStore {
   /** The newest sent file whose `.prv` hash starts with `prefix` (a blob name's 32 hex). */
   sentByHashPrefix(prefix: string): SentFileRecord | undefined {
     const r = this.db.get<Row>(
-      "SELECT * FROM prv_sent WHERE substr(prv_sha256, 1, ?) = ? ORDER BY id DESC LIMIT 1",
-      prefix.length,
-      prefix,
+      "SELECT * FROM prv_sent WHERE prv_sha256 >= ? AND prv_sha256 < ? ORDER BY id DESC LIMIT 1",
+      ...hashRange(prefix),
     );
     return r && sentOf(r);
   }
@@ -326,9 +333,8 @@ export class ProtectedFilesStore {
   /** The newest received file whose `.prv` hash starts with `prefix`. */
   receivedByHashPrefix(prefix: string): ReceivedFileRecord | undefined {
     const r = this.db.get<Row>(
-      "SELECT * FROM prv_received WHERE substr(prv_sha256, 1, ?) = ? ORDER BY id DESC LIMIT 1",
-      prefix.length,
-      prefix,
+      "SELECT * FROM prv_received WHERE prv_sha256 >= ? AND prv_sha256 < ? ORDER BY id DESC LIMIT 1",
+      ...hashRange(prefix),
     );
     return r && receivedOf(r);
   }
