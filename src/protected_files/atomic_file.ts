@@ -31,6 +31,8 @@ export interface EarlyFlushingWriter {
   write(bytes: Uint8Array): Promise<void>;
   /** Waits for a flush still running; throws if any early flush failed. */
   settle(): Promise<void>;
+  /** No flush is running and none failed: settle() has nothing to wait for. */
+  idle(): boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ export function earlyFlushingWriter(
       await flushing;
       if (failure) throw failure.error;
     },
+    idle: () => !flushing && !failure,
   };
 }
 
@@ -117,8 +120,9 @@ export async function writeFileAtomicallyThen<P, T>(
   try {
     const produced = await produce(file, (bytes) => writer.write(bytes));
     // `finish` runs whatever the flushes do, so it always completes what `produce` started.
-    // The final flush is the writing handle's own, after the early one ended.
-    const flushed = writer.settle().then(() => file.syncData());
+    // The final flush is the writing handle's own, after the early one ended; with none left it
+    // starts now, before `finish` runs (which may work on this thread meanwhile).
+    const flushed = writer.idle() ? file.syncData() : writer.settle().then(() => file.syncData());
     const [synced, finished] = await Promise.allSettled([flushed, finish(produced)]);
     if (synced.status === "rejected") throw synced.reason;
     if (finished.status === "rejected") throw finished.reason;

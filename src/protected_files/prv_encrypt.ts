@@ -1,10 +1,10 @@
 /**
  * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, batches of
- * 64 KiB chunks sealed in parallel, both SHA-256 digests on a worker thread, atomic file output.
+ * 64 KiB chunks sealed in parallel, both SHA-256 digests beside them, atomic file output.
  */
 import { writeFileAtomicallyThen } from "./atomic_file.ts";
 import { collectYoungGarbage } from "./gc_hint.ts";
-import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
+import { type FillReader, fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
 import { deriveKeys, newCek, type PrvKeys, sealChunk, signHeader } from "./prv_crypto.ts";
 import { PrvSourceError } from "./prv_errors.ts";
 import {
@@ -14,6 +14,7 @@ import {
   FILE_UID_SIZE,
   layoutForPlaintext,
   NONCE_PREFIX_SIZE,
+  type PrvLayout,
   SALT_SIZE,
 } from "./prv_format.ts";
 import { concatBytes, toHex } from "../bytes.ts";
@@ -96,62 +97,125 @@ interface Output {
   readonly freeAfterWrite: boolean;
 }
 
+/** The source being read: its reader and the first batch's read, started before the rest. */
+interface Reading {
+  readonly reader: FillReader;
+  readonly first: Promise<Uint8Array>;
+}
+
+const batchChunksOf = (options: PrvEncryptOptions) =>
+  Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
+
+/** `length` bytes of the source into a new buffer (plaintext from `start`); short: an error. */
+async function readBatch(
+  reader: FillReader,
+  start: number,
+  length: number,
+  size: number,
+): Promise<Uint8Array> {
+  const plain = new Uint8Array(length);
+  const got = await reader.fill(plain);
+  if (got < length) {
+    throw new PrvSourceError(
+      `the source ended after ${start + got} of ${size} bytes ` +
+        `(the file changed after it was checked)`,
+    );
+  }
+  return plain;
+}
+
+/** Throws when the source has a byte after the `size` expected. */
+async function expectEnd(reader: FillReader, size: number): Promise<void> {
+  if (await reader.fill(new Uint8Array(1)) > 0) {
+    throw new PrvSourceError(
+      `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
+    );
+  }
+}
+
+/**
+ * Starts reading the first batch at once: it needs neither the keys nor the output, so it
+ * runs while they are made.
+ */
+function startReading(source: PlaintextSource, size: number, batch: number): Reading {
+  const reader = fillReaderOf(source);
+  const first = readBatch(reader, 0, Math.min(size, batch * CHUNK_SIZE), size);
+  first.catch(() => {}); // awaited by encryptBody, or by the caller's cleanup
+  return { reader, first };
+}
+
 /**
  * Reads, seals and writes everything; resolves once every byte is written and the source is
  * checked, to the rest of the work (the digests), which the caller may overlap with a flush.
  */
 async function encryptBody(
   prepared: Promise<Prepared>,
-  source: PlaintextSource,
-  size: number,
+  reading: Reading,
+  layout: PrvLayout,
   out: Output,
   options: PrvEncryptOptions,
 ): Promise<() => Promise<PrvEncryption>> {
-  const layout = layoutForPlaintext(size);
-  const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
-  const reader = fillReaderOf(source);
+  const size = layout.plaintextLength;
+  const batch = batchChunksOf(options);
+  const { reader } = reading;
   const hashes: Sha256Pair = await sha256PairFor(size);
   const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
     hashes.update(which, bytes, give);
-  // Hashed here, each sealed chunk is hashed as soon as it and those before it are sealed, while
-  // the rest are still sealing (a one-batch file would otherwise hash its output after all of
-  // it); on the worker, whole batches go, after their write when the buffer is ours to give.
+  // How the output is hashed. Here: each sealed chunk as soon as it and those before it are
+  // sealed, while the rest are still sealing; but a file of one batch written to our own file
+  // is hashed whole in the digest step, which runs while the file is flushed to disk, so that
+  // hashing takes no time from the sealing. On the worker: whole batches, after their write
+  // (the buffer is then ours to give, not copied), or copied before it when the sink may keep
+  // them.
+  const perChunk = hashes.here && !(layout.chunkCount <= batch && out.freeAfterWrite);
+  let hashLater: Uint8Array | undefined; // the one batch, hashed in the digest step
   let chunksHashed: Promise<void> = Promise.resolve();
   const hashInOrder = (sealed: Promise<Uint8Array>) => {
     chunksHashed = chunksHashed.then(() => sealed).then((chunk) => hash(1, chunk, false));
     chunksHashed.catch(() => {}); // a failed seal is reported by the batch
   };
-  /** Writes one buffer (a batch, or the header) and hashes it as output unless done per chunk. */
-  const emit = async (bytes: Uint8Array, hashed = hashes.here) => {
-    if (!hashed && !out.freeAfterWrite) hash(1, bytes, false);
+  /** Writes one buffer and hashes it as output, or has it hashed later (above). */
+  const emit = async (bytes: Uint8Array) => {
+    if (hashes.here) {
+      if (!perChunk) hashLater = bytes;
+      return await out.write(bytes);
+    }
+    if (!out.freeAfterWrite) hash(1, bytes, false);
     await out.write(bytes);
-    if (!hashed && out.freeAfterWrite) hash(1, bytes, true);
+    if (out.freeAfterWrite) hash(1, bytes, true);
   };
+  /** The header, written with the first batch (one write fewer). */
+  let header: Uint8Array | undefined;
   let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
   let writing: Promise<void> = Promise.resolve(); // the batch before it, being written
   /** Hands a sealed batch to the sink after the one before it, without waiting for it. */
   const writeBehind = async (batch: Promise<Uint8Array[]>) => {
-    const bytes = join(await batch);
+    const parts = await batch;
+    const bytes = join(header ? [header, ...parts] : parts);
+    header = undefined;
     await writing;
     writing = emit(bytes);
     writing.catch(() => {}); // awaited before the next write and at the end
   };
+  let ended: Promise<void> | undefined; // the check that the source has nothing more
   let p: Prepared;
   try {
     p = await prepared;
-    await emit(p.header.slice(), false); // a copy: still needed (AAD) after the write
+    header = p.header;
+    if (perChunk) hash(1, p.header, false);
     let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
       const start = first * CHUNK_SIZE;
-      await hashes.drained(HASH_BACKLOG_BYTES);
-      const plain = new Uint8Array(Math.min(size - start, count * CHUNK_SIZE));
-      const got = await reader.fill(plain);
-      if (got < plain.byteLength) {
-        throw new PrvSourceError(
-          `the source ended after ${start + got} of ${size} bytes ` +
-            `(the file changed after it was checked)`,
-        );
+      let plain: Uint8Array;
+      if (first === 0) plain = await reading.first;
+      else {
+        await hashes.drained(HASH_BACKLOG_BYTES);
+        plain = await readBatch(reader, start, Math.min(size - start, count * CHUNK_SIZE), size);
+      }
+      if (first + count === layout.chunkCount) {
+        ended = expectEnd(reader, size); // beside the sealing; awaited at the end
+        ended.catch(() => {});
       }
       const seals: Promise<Uint8Array>[] = [];
       for (let i = first; i < first + count; i++) {
@@ -159,7 +223,7 @@ async function encryptBody(
         const at = span.plainStart - start;
         const place = { header: p.header, noncePrefix: p.noncePrefix, index: i, last: span.last };
         const seal = sealChunk(p.keys, place, plain.subarray(at, at + span.plainLength));
-        if (hashes.here) hashInOrder(seal);
+        if (perChunk) hashInOrder(seal);
         seals.push(seal);
       }
       // WebCrypto copied each chunk when called: the batch is free, and goes to the hasher.
@@ -177,18 +241,17 @@ async function encryptBody(
     if (sealing) await writeBehind(sealing);
     await writing;
     await chunksHashed;
-    if (await reader.fill(new Uint8Array(1)) > 0) {
-      throw new PrvSourceError(
-        `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
-      );
-    }
+    await ended;
   } catch (err) {
     hashes.abort();
     await writing.catch(() => {});
-    await reader.cancel(err);
+    await reader.cancel(err); // first: it ends a stream read still waiting
+    await reading.first.catch(() => {});
+    await ended?.catch(() => {});
     throw err;
   }
   return async () => {
+    if (hashLater) hash(1, hashLater, false);
     const [plaintextSha256, prvSha256] = await hashes.digest();
     return {
       cek: p.cek,
@@ -214,10 +277,12 @@ export async function encryptPrv(
   sink: (bytes: Uint8Array) => Promise<void>,
   options: PrvEncryptOptions = {},
 ): Promise<PrvEncryption> {
+  const layout = layoutForPlaintext(size);
   const prepared = prepare();
   prepared.catch(() => {}); // awaited by encryptBody
+  const reading = startReading(source, size, batchChunksOf(options));
   const out = { write: sink, freeAfterWrite: false };
-  return await (await encryptBody(prepared, source, size, out, options))();
+  return await (await encryptBody(prepared, reading, layout, out, options))();
 }
 
 /**
@@ -232,23 +297,24 @@ export async function encryptToPrv(
   destPath: string,
   options: PrvEncryptOptions = {},
 ): Promise<PrvFileEncryption> {
-  // Keys are derived while the temporary file is created; the digests finish while it is
-  // flushed to disk (the rename waits for both).
+  // Keys are derived and the first batch read while the temporary file is created; the digests
+  // finish while it is flushed to disk (the rename waits for both).
+  const layout = layoutForPlaintext(size);
   const prepared = prepare();
   prepared.catch(() => {}); // awaited by encryptBody
+  const reading = startReading(source, size, batchChunksOf(options));
   try {
     const result = await writeFileAtomicallyThen(
       destPath,
       (_file, write) =>
-        encryptBody(prepared, source, size, { write, freeAfterWrite: true }, options),
+        encryptBody(prepared, reading, layout, { write, freeAfterWrite: true }, options),
       (digests) => digests(),
     );
     return { ...result, path: destPath };
   } catch (err) {
-    // The output could not even be created: release a stream source that was never read.
-    if (source instanceof ReadableStream && !source.locked) {
-      await source.cancel(err).catch(() => {});
-    }
+    // Also when the output could not even be created: a stream cancelled, no read left running.
+    await reading.reader.cancel(err);
+    await reading.first.catch(() => {});
     throw err;
   }
 }

@@ -115,3 +115,14 @@ Deno.test("writeFileAtomicallyThen(): a file past several early flushes is whole
     assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["big.bin"]);
   });
 });
+
+Deno.test("idle() says whether settle() has anything to wait for", async () => {
+  const { file, finishSync } = fakeFile(true);
+  const w = earlyFlushingWriter(file, () => file.syncData(), 10);
+  assert.equal(w.idle(), true);
+  await w.write(new Uint8Array(10)); // a flush starts
+  assert.equal(w.idle(), false);
+  finishSync(); // and fails
+  await assert.rejects(w.settle(), /EIO/);
+  assert.equal(w.idle(), false, "a failure is still to be reported");
+});
