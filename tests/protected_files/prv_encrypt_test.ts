@@ -12,6 +12,7 @@ import { openPrvFile } from "../../src/protected_files/prv_reader.ts";
 import { WORKER_MIN_BYTES } from "../../src/protected_files/sha256_worker.ts";
 import { poll } from "../_helpers/poll.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { openAttachableFile } from "../../src/core/file_access.ts";
 import { generatedSlice, generatedStream, randomBytes, sha256Hex, streamOf } from "./_prv.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -238,6 +239,28 @@ Deno.test("a file that grew after its check is refused, one batch or several; no
         (e) => e instanceof PrvSourceError && e.message.includes(`more than the ${size} bytes`),
       );
       assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["grown.bin"]);
+    }
+  });
+});
+
+Deno.test("encryptToPrv() reads a checked file (openAttachableFile) at offsets, same hashes", async () => {
+  await withTempDir(async (dir) => {
+    for (const size of [100, 3 * DEFAULT_BATCH_CHUNKS * CHUNK_SIZE + 5]) {
+      const plain = randomBytes(size);
+      const src = `${dir}/files/doc-${size}.bin`;
+      await Deno.mkdir(`${dir}/files`, { recursive: true });
+      await Deno.writeFile(src, plain);
+      const use = { method: "secure_send_file", verb: "protected" };
+      await using file = await openAttachableFile(
+        src,
+        { filesDir: `${dir}/files`, dataDir: dir },
+        use,
+      );
+      const enc = await encryptToPrv(file, file.size, prvPathFor(src));
+      assert.equal(enc.plaintextSha256, referenceSha256(plain));
+      assert.equal(enc.prvSha256, await sha256File(enc.path));
+      await using reader = await openPrvFile(enc.path, enc.cek);
+      assert.deepEqual(await reader.read(0, size), plain);
     }
   });
 });
