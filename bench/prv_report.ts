@@ -250,21 +250,11 @@ Notes:
   the memory for its page cache had not been used for a few seconds, 0.25 s when the previous
   write had just freed it. The written \`.prv\` and the I/O floor's copy both pay it, by chance of
   timing, which is why the 1 GiB encrypt rows move most between runs.
-- The daemon's \`secure_send_file\` reads the plaintext through \`AttachableFile.chunks()\`
-  (256 KiB \`node:fs\` reads through a \`ReadableStream\`, copied into batches), not from an
-  opened \`Deno.FsFile\` as measured here; measured apart (2026-11-24), that path took about
-  12% longer
-  (1 MiB: 3.14 against 2.81 ms; 100 MiB: 203 against 179 ms).
-- Decryption reads chunk 0 alone (the first byte, the type sniff), then runs of 16 chunks with one
-  read each, two runs in flight, 4 chunk decryptions at once; read buffers are reused and the final
-  chunk, verified at open, is not decrypted again. What RSS grows by is mostly garbage: WebCrypto
-  returns a new buffer per call and copies its input (128 KiB per chunk), and V8 collects them late
-  — the raw baseline, which does nothing but those calls, grew ${
-    L ? mb(L.rss.raw.growthKb) : "–"
-  } here. With \`gc\` exposed the reader (\`src/protected_files/gc_hint.ts\`) runs a minor GC every
-  64 chunks, which frees those young buffers cheaply; hence the daemon's flag. Most of what is
-  left in a fresh process is warm-up (compiled code, WebCrypto's thread pool): a second stream in
-  the same process grew ${L ? mb(L.rss.second.growthKb) : "–"}.
+- The daemon's \`secure_send_file\` reads the checked file at offsets straight into the batches
+  (\`AttachableFile.readAt\`), which measured apart runs as fast as the opened \`Deno.FsFile\`
+  measured here (1 MiB: 3.06 against 3.12 ms; 100 MiB: 282 against 292 ms, loaded machine). Until
+  2026-11-24 it went through a \`ReadableStream\` of 256 KiB reads copied into batches: 3–12%
+  slower (1 MiB: 3.14 against 2.81 ms; 100 MiB: 203 against 179 ms, idle machine).
 `;
 }
 
