@@ -238,7 +238,7 @@ Notes:
     r2(small.pipeRatio)
   }. What the writer does about the fixed cost: the first batch is read while the keys are
   derived and the temporary file created, the header goes out in the same write as the chunks,
-  the end-of-source check runs beside the sealing, and a one-batch file hashes its output while the
+  the end-of-source check runs beside the sealing, and a one-batch file hashes both only while the
   final \`fdatasync\` runs. That fixed per-file cost, not throughput, is what the ${
     size(small.bytes)
   } encrypt ratio measures; the ${

@@ -18,7 +18,12 @@ import {
   SALT_SIZE,
 } from "./prv_format.ts";
 import { concatBytes, toHex } from "../bytes.ts";
-import { type DigestIndex, type Sha256Pair, sha256PairFor } from "./sha256_worker.ts";
+import {
+  type DigestIndex,
+  type Sha256Pair,
+  sha256PairDeferred,
+  sha256PairFor,
+} from "./sha256_worker.ts";
 
 /**
  * Chunks read, sealed and written as one batch (1 MiB): one read, one write and one message to
@@ -158,31 +163,26 @@ async function encryptBody(
   const size = layout.plaintextLength;
   const batch = batchChunksOf(options);
   const { reader } = reading;
-  const hashes: Sha256Pair = await sha256PairFor(size);
+  // A file of one batch written to our own file is hashed at the end, in the digest step, which
+  // runs while the file is flushed to disk: the hashing then takes no time from the sealing.
+  const hashes: Sha256Pair = layout.chunkCount <= batch && out.freeAfterWrite
+    ? sha256PairDeferred()
+    : await sha256PairFor(size);
   const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
     hashes.update(which, bytes, give);
-  // How the output is hashed. Here: each sealed chunk as soon as it and those before it are
-  // sealed, while the rest are still sealing; but a file of one batch written to our own file
-  // is hashed whole in the digest step, which runs while the file is flushed to disk, so that
-  // hashing takes no time from the sealing. On the worker: whole batches, after their write
-  // (the buffer is then ours to give, not copied), or copied before it when the sink may keep
-  // them.
-  const perChunk = hashes.here && !(layout.chunkCount <= batch && out.freeAfterWrite);
-  let hashLater: Uint8Array | undefined; // the one batch, hashed in the digest step
+  // The output, hashed here: each sealed chunk as soon as it and those before it are sealed,
+  // while the rest are still sealing. Elsewhere: whole batches, after their write (the buffer is
+  // then ours to give, not copied), or copied before it when the sink may keep them.
   let chunksHashed: Promise<void> = Promise.resolve();
   const hashInOrder = (sealed: Promise<Uint8Array>) => {
     chunksHashed = chunksHashed.then(() => sealed).then((chunk) => hash(1, chunk, false));
     chunksHashed.catch(() => {}); // a failed seal is reported by the batch
   };
-  /** Writes one buffer and hashes it as output, or has it hashed later (above). */
+  /** Writes one buffer and hashes it as output unless done per chunk. */
   const emit = async (bytes: Uint8Array) => {
-    if (hashes.here) {
-      if (!perChunk) hashLater = bytes;
-      return await out.write(bytes);
-    }
-    if (!out.freeAfterWrite) hash(1, bytes, false);
+    if (!hashes.here && !out.freeAfterWrite) hash(1, bytes, false);
     await out.write(bytes);
-    if (out.freeAfterWrite) hash(1, bytes, true);
+    if (!hashes.here && out.freeAfterWrite) hash(1, bytes, true);
   };
   /** The header, written with the first batch (one write fewer). */
   let header: Uint8Array | undefined;
@@ -202,7 +202,7 @@ async function encryptBody(
   try {
     p = await prepared;
     header = p.header;
-    if (perChunk) hash(1, p.header, false);
+    if (hashes.here) hash(1, p.header, false);
     let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
@@ -223,7 +223,7 @@ async function encryptBody(
         const at = span.plainStart - start;
         const place = { header: p.header, noncePrefix: p.noncePrefix, index: i, last: span.last };
         const seal = sealChunk(p.keys, place, plain.subarray(at, at + span.plainLength));
-        if (perChunk) hashInOrder(seal);
+        if (hashes.here) hashInOrder(seal);
         seals.push(seal);
       }
       // WebCrypto copied each chunk when called: the batch is free, and goes to the hasher.
@@ -251,7 +251,6 @@ async function encryptBody(
     throw err;
   }
   return async () => {
-    if (hashLater) hash(1, hashLater, false);
     const [plaintextSha256, prvSha256] = await hashes.digest();
     return {
       cek: p.cek,

@@ -1,9 +1,11 @@
 /**
- * Two SHA-256 digests computed on a shared worker thread (the `.prv` writer's plaintext and
- * output hashes), so hashing runs beside the sealing instead of on the main thread.
+ * Two SHA-256 digests (the `.prv` writer's plaintext and output hashes): on a shared worker
+ * thread, so hashing runs beside the sealing instead of on the main thread, on the calling
+ * thread for small inputs, or deferred to the end.
  */
 import { createHash, type Hash } from "node:crypto";
 import { Worker } from "node:worker_threads";
+import { toHex } from "../bytes.ts";
 
 /**
  * The worker's code. Given as source (`eval`) rather than as a module file: the daemon runs
@@ -184,6 +186,37 @@ export function sha256PairHere(): Sha256Pair {
     drained: () => Promise.resolve(),
     digest: () => Promise.resolve([hashes[0].digest("hex"), hashes[1].digest("hex")]),
     abort: () => {},
+  };
+}
+
+/**
+ * The pair that hashes only when asked for the digests: update() keeps the bytes (given ones as
+ * they are, others copied) and digest() hashes them, digest 0 on WebCrypto's thread pool when it
+ * is one buffer and digest 1 on this thread, side by side. For a caller with idle time at the end
+ * rather than during its work: the `.prv` writer of a one-batch file, whose last step waits for
+ * an fdatasync.
+ */
+export function sha256PairDeferred(): Sha256Pair {
+  const kept: [Uint8Array[], Uint8Array[]] = [[], []];
+  const hereHex = (parts: Uint8Array[]) => {
+    const h = createHash("sha256");
+    for (const part of parts) h.update(part);
+    return h.digest("hex");
+  };
+  return {
+    here: false,
+    update: (which, bytes, give = false) => void kept[which].push(give ? bytes : bytes.slice()),
+    drained: () => Promise.resolve(),
+    async digest() {
+      const [first, second] = kept;
+      const onPool = first.length === 1
+        ? crypto.subtle.digest("SHA-256", first[0] as BufferSource)
+        : undefined;
+      const secondHex = hereHex(second);
+      const firstHex = onPool ? toHex(new Uint8Array(await onPool)) : hereHex(first);
+      return [firstHex, secondHex];
+    },
+    abort: () => void kept.forEach((parts) => parts.splice(0)),
   };
 }
 
