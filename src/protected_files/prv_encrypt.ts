@@ -66,9 +66,19 @@ export function prvPathFor(plaintextPath: string): string {
   return `${plaintextPath}.prv`;
 }
 
-/** Joins sealed chunks into one buffer (a single write and hash update). */
-function join(parts: Uint8Array[]): Uint8Array {
-  return parts.length === 1 ? parts[0] : concatBytes(parts);
+/**
+ * Joins sealed chunks into one buffer (a single write and hash update): into `into` when given
+ * (a reused buffer of the right size), else a new one.
+ */
+function join(parts: Uint8Array[], into?: Uint8Array): Uint8Array {
+  if (parts.length === 1 && !into) return parts[0];
+  if (!into) return concatBytes(parts);
+  let at = 0;
+  for (const part of parts) {
+    into.set(part, at);
+    at += part.byteLength;
+  }
+  return into;
 }
 
 /** A file's fresh secrets, header and keys, made before any byte is read. */
@@ -111,14 +121,18 @@ interface Reading {
 const batchChunksOf = (options: PrvEncryptOptions) =>
   Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
 
-/** `length` bytes of the source into a new buffer (plaintext from `start`); short: an error. */
+/**
+ * `length` bytes of the source (plaintext from `start`) into `into` (a reused buffer of that
+ * size) or a new buffer; short: an error.
+ */
 async function readBatch(
   reader: FillReader,
   start: number,
   length: number,
   size: number,
+  into?: Uint8Array,
 ): Promise<Uint8Array> {
-  const plain = new Uint8Array(length);
+  const plain = into ?? new Uint8Array(length);
   const got = await reader.fill(plain);
   if (got < length) {
     throw new PrvSourceError(
@@ -191,7 +205,9 @@ async function encryptBody(
   /** Hands a sealed batch to the sink after the one before it, without waiting for it. */
   const writeBehind = async (batch: Promise<Uint8Array[]>) => {
     const parts = await batch;
-    const bytes = join(header ? [header, ...parts] : parts);
+    const all = header ? [header, ...parts] : parts;
+    // A buffer the hash worker is done with, when one of the size fits (no allocation).
+    const bytes = join(all, hashes.reuse(all.reduce((n, part) => n + part.byteLength, 0)));
     header = undefined;
     await writing;
     writing = emit(bytes);
@@ -211,7 +227,8 @@ async function encryptBody(
       if (first === 0) plain = await reading.first;
       else {
         await hashes.drained(HASH_BACKLOG_BYTES);
-        plain = await readBatch(reader, start, Math.min(size - start, count * CHUNK_SIZE), size);
+        const length = Math.min(size - start, count * CHUNK_SIZE);
+        plain = await readBatch(reader, start, length, size, hashes.reuse(length));
       }
       if (first + count === layout.chunkCount) {
         ended = expectEnd(reader, size); // beside the sealing; awaited at the end

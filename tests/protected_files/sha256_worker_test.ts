@@ -92,3 +92,19 @@ Deno.test("the deferred pair hashes only in digest(): kept bytes, copies of the 
   two.update(0, parts[1], true); // two buffers: hashed here
   assert.deepEqual(await two.digest(), [hex(...parts), hex()]);
 });
+
+Deno.test("buffers the worker is done with come back for reuse, by exact size", async () => {
+  await startSha256Worker();
+  const pair = await sha256PairFor(1 << 30);
+  const given = randomBytes(1 << 20);
+  const copy = given.slice();
+  const small = randomBytes(1000);
+  pair.update(0, given, true);
+  pair.update(1, small); // copied: the copy comes back too
+  await pair.drained(0);
+  assert.equal(pair.reuse(999), undefined, "none of that size");
+  assert.deepEqual(pair.reuse(1 << 20), copy, "the buffer given, moved back");
+  assert.equal(pair.reuse(1 << 20), undefined, "each one once");
+  assert.deepEqual(pair.reuse(1000), small);
+  assert.deepEqual(await pair.digest(), [hex(copy), hex(small)]);
+});
