@@ -180,9 +180,12 @@ written before the rounds; every temporary file is removed after.
   with \`fdatasync\`, no crypto. **flush**: what the durability costs alone: \`fdatasync\`, rename
   and directory fsync of a just-written file of the \`.prv\`'s size.
 - **encrypt to file, no flush** (bench only, not an API): \`encryptPrv\` into a temporary file
-  renamed to the \`.prv\`, without \`fdatasync\` or directory fsync: the same work minus the flush.
+  renamed to the \`.prv\`, without \`fdatasync\` or directory fsync: the same work minus the flush,
+  except that a sink may keep its buffers, so each batch is copied for the hash worker and none is
+  reused (which can make it slower than encrypt to file at 1 GiB).
 - **encrypt pipeline**: \`encryptPrv\` from the opened file to a sink that drops the bytes: the
-  same reading, hashing and sealing without the write and the flush.
+  same reading, hashing and sealing without the write and the flush (through a sink, so copied for
+  hashing as in the row above).
 - **decrypt-stream**: \`openPrvFile\` (header MAC, final chunk) then \`reader.stream()\` read to
   the end by a consumer that drops the bytes.
 
@@ -206,10 +209,9 @@ Notes:
     size(big.bytes)
   }, encrypting to a file took ${cpuOf(big.cpuMsPerMiB.enc)} of CPU per MiB against raw AES's ${
     cpuOf(big.cpuMsPerMiB.rawEnc)
-  } (table above), ${(big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)}×; the pipeline
-  row (no write) ${cpuOf(big.cpuMsPerMiB.pipe)}, so about ${
-    cpuOf(big.cpuMsPerMiB.enc - big.cpuMsPerMiB.pipe)
-  } per MiB is the kernel's writing and flushing. Raw AES awaits one call after another and so
+  } (table above), ${
+    (big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)
+  }×. Raw AES awaits one call after another and so
   uses one core; the writer seals each 1 MiB batch's 16 chunks in parallel on WebCrypto's thread
   pool and, from 16 MiB, hashes on a worker thread (\`src/protected_files/sha256_worker.ts\`,
   buffers moved to it and back, not copied), so it reaches 0.8× when about ${
