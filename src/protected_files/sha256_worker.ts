@@ -62,7 +62,7 @@ export interface Sha256Pair {
 }
 
 /** Buffers moved back from the worker kept for reuse, per pair (a few batches' worth). */
-const SPARE_BUFFERS = 8;
+const SPARE_BUFFERS = 4;
 
 interface Job {
   pending: number;
