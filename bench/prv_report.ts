@@ -133,6 +133,10 @@ function spread(runs: PrvBenchResult[]): string {
   }`;
 }
 
+/** What removing an existing `.prv` took, per size (what replacing one adds). */
+const replaced = (r: PrvBenchResult) =>
+  r.sizes.map((s) => `${ms(s.replaceMs)} at ${size(s.bytes)}`).join(", ");
+
 /** The markdown of the section (between the markers); the tables show the last of `runs`. */
 export function renderPrv(runs: PrvBenchResult[], command: string): string {
   const r = runs[runs.length - 1];
@@ -169,13 +173,19 @@ written before the rounds; every temporary file is removed after.
   3 GiB of buffers would slow everything else in the process).
 - **encrypt to file** (the target): \`encryptToPrv(opened plaintext file, size, path.prv)\`:
   read, seal, SHA-256 of the plaintext and of the output, write to a temporary file,
-  \`fdatasync\`, rename, directory fsync. **I/O floor**: copying the plaintext file to a new file
+  \`fdatasync\`, rename, directory fsync. Each round writes a new \`.prv\`, as
+  \`secure_send_file\` normally does, and the earlier round's is removed after, untimed (until
+  2026-11-24 every round renamed over it, which timed its removal; replacing an existing \`.prv\`
+  adds that: ${replaced(r)}). **I/O floor**: copying the plaintext file to a new file
   with \`fdatasync\`, no crypto. **flush**: what the durability costs alone: \`fdatasync\`, rename
   and directory fsync of a just-written file of the \`.prv\`'s size.
 - **encrypt to file, no flush** (bench only, not an API): \`encryptPrv\` into a temporary file
-  renamed over the \`.prv\`, without \`fdatasync\` or directory fsync: the same work minus the flush.
+  renamed to the \`.prv\`, without \`fdatasync\` or directory fsync: the same work minus the flush,
+  except that a sink may keep its buffers, so each batch is copied for the hash worker and none is
+  reused (which can make it slower than encrypt to file at 1 GiB).
 - **encrypt pipeline**: \`encryptPrv\` from the opened file to a sink that drops the bytes: the
-  same reading, hashing and sealing without the write and the flush.
+  same reading, hashing and sealing without the write and the flush (through a sink, so copied for
+  hashing as in the row above).
 - **decrypt-stream**: \`openPrvFile\` (header MAC, final chunk) then \`reader.stream()\` read to
   the end by a consumer that drops the bytes.
 
@@ -193,42 +203,64 @@ ${r.sizes.map(cpuRow).join("\n")}
 ${L ? large(L) : ""}
 Notes:
 
-- Where the time goes in encryption: WebCrypto AES-256-GCM runs at roughly 600 MiB/s per core
-  here, SHA-256 (SHA-NI) at roughly 1.9 GiB/s, and encryption hashes twice (the plaintext and the
-  \`.prv\`, both required by \`PrivittySendFileResult\`) and writes: for ${
+- Where the time goes in encryption: WebCrypto AES-256-GCM runs at roughly 600–800 MiB/s per
+  core here, SHA-256 (SHA-NI) at roughly 1.9 GiB/s, and encryption hashes twice (the plaintext and
+  the \`.prv\`, both required by \`PrivittySendFileResult\`) and writes: for ${
     size(big.bytes)
   }, encrypting to a file took ${cpuOf(big.cpuMsPerMiB.enc)} of CPU per MiB against raw AES's ${
     cpuOf(big.cpuMsPerMiB.rawEnc)
-  } (table above), ${(big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)}×. Raw AES
-  awaits one call after another and so uses one core; the writer seals each 1 MiB batch's 16
-  chunks in parallel on WebCrypto's thread pool and hashes on a worker thread
-  (\`src/protected_files/sha256_worker.ts\`, buffers moved to it, not copied), so it reaches 0.8×
-  when about ${(0.8 * big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)} cores are free
-  for it (0.8 × that CPU ratio), and falls below when other jobs hold them: that, not the code,
-  is the spread across runs above. The pipeline row (no write, no flush) shows the same.
+  } (table above), ${
+    (big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)
+  }×. Raw AES awaits one call after another and so
+  uses one core; the writer seals each 1 MiB batch's 16 chunks in parallel on WebCrypto's thread
+  pool and, from 16 MiB, hashes on a worker thread (\`src/protected_files/sha256_worker.ts\`,
+  buffers moved to it and back, not copied), so it reaches 0.8× when about ${
+    (0.8 * big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)
+  } cores are free for it (0.8 × that CPU ratio), and falls below when other jobs hold them (this
+  machine has 2): that, not the code, is most of the spread across runs above.
 - The flush is kept (it is what makes "no half file under the final name" hold across a power
-  loss). For large files it is overlapped: the writer starts a background \`fdatasync\` every
-  16 MiB, so the final one has little left. For ${size(small.bytes)} it cannot be, and the
-  ${size(small.bytes)} baseline is not a like-for-like comparison: raw AES there is 16 calls on
-  bytes already in memory, ${ms(small.rawEncMs)} in all, so 0.8× leaves ${
+  loss, and the file durable before the message that names it is stored). For large files it is
+  overlapped: the writer starts a background \`fdatasync\` every 16 MiB, so the final one has
+  little left. The early flushes run on a second handle of the temporary file: Deno runs the
+  operations of one handle one after another, so on the writing handle (until 2026-11-24) each
+  early flush held up every write behind it. Measured apart (1 GiB written in 1 MiB writes with
+  the CPU work of two hashes between them, three runs each): the writes waited 505–1,083 ms in
+  all with the flushes on the writing handle, 321–674 ms with them on a second handle; traced in
+  the writer at 1 GiB, 2.1–2.9 s before, 1.9–2.4 s after. The **flush** column times a file
+  written with no early flush; in the writer the final \`fdatasync\` of a 1 GiB file took 0–3 ms
+  (traced), so what remains between "encrypt to file" and "no flush" is the early flushes' disk
+  work competing with the writing, not a flush left at the end.
+- For ${size(small.bytes)} the flush cannot be overlapped, and the ${
+    size(small.bytes)
+  } baseline is not a like-for-like comparison: raw AES there is 16 calls on bytes already in
+  memory, ${ms(small.rawEncMs)} in all, so 0.8× leaves ${
     ms(small.rawEncMs / 0.8)
   } for everything, while a durable file costs a fixed amount whatever its size — the flush alone
-  (\`fdatasync\`, rename, directory fsync) took ${ms(small.flushMs)}. Without the flush the same
-  encryption runs at ${r2(small.noFlushRatio)} of raw (creating, writing and renaming the file
-  still cost), and with no file at all (pipeline) at ${r2(small.pipeRatio)}. That fixed per-file
-  cost, not throughput, is what the ${size(small.bytes)} encrypt ratio measures; the
-  ${size(small.bytes)} decrypt ratio likewise carries the open (header MAC, key derivation, final
-  chunk: most of the time to first byte above).
-- Decryption reads chunk 0 alone (the first byte, the type sniff), then runs of 16 chunks with one
-  read each, two runs in flight, 4 chunk decryptions at once; read buffers are reused and the final
-  chunk, verified at open, is not decrypted again. What RSS grows by is mostly garbage: WebCrypto
-  returns a new buffer per call and copies its input (128 KiB per chunk), and V8 collects them late
-  — the raw baseline, which does nothing but those calls, grew ${
-    L ? mb(L.rss.raw.growthKb) : "–"
-  } here. With \`gc\` exposed the reader (\`src/protected_files/gc_hint.ts\`) runs a minor GC every
-  64 chunks, which frees those young buffers cheaply; hence the daemon's flag. Most of what is
-  left in a fresh process is warm-up (compiled code, WebCrypto's thread pool): a second stream in
-  the same process grew ${L ? mb(L.rss.second.growthKb) : "–"}.
+  (\`fdatasync\`, rename, directory fsync) took ${
+    ms(small.flushMs)
+  }, and creating and writing the file cost more. Without the flush the same encryption runs at ${
+    r2(small.noFlushRatio)
+  } of raw, and with no file at all (pipeline) at ${
+    r2(small.pipeRatio)
+  }. What the writer does about the fixed cost: the first batch is read while the keys are
+  derived and the temporary file created, the header goes out in the same write as the chunks,
+  the end-of-source check runs beside the sealing, and a one-batch file hashes both only while the
+  final \`fdatasync\` runs. That fixed per-file cost, not throughput, is what the ${
+    size(small.bytes)
+  } encrypt ratio measures; the ${
+    size(small.bytes)
+  } decrypt ratio likewise carries the open (header MAC, key derivation, final chunk: most of the
+  time to first byte above).
+- This VM makes fresh memory slow to touch (it hands free memory back to its host: virtio-balloon
+  free page reporting): measured apart, writing 1 GiB to a new file took about 1.8 s of CPU when
+  the memory for its page cache had not been used for a few seconds, 0.25 s when the previous
+  write had just freed it. The written \`.prv\` and the I/O floor's copy both pay it, by chance of
+  timing, which is why the 1 GiB encrypt rows move most between runs.
+- The daemon's \`secure_send_file\` reads the checked file at offsets straight into the batches
+  (\`AttachableFile.readAt\`), which measured apart runs as fast as the opened \`Deno.FsFile\`
+  measured here (1 MiB: 3.06 against 3.12 ms; 100 MiB: 282 against 292 ms, loaded machine). Until
+  2026-11-24 it went through a \`ReadableStream\` of 256 KiB reads copied into batches: 3–12%
+  slower (1 MiB: 3.14 against 2.81 ms; 100 MiB: 203 against 179 ms, idle machine).
 `;
 }
 

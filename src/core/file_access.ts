@@ -107,6 +107,17 @@ export class AttachableFile implements AsyncDisposable {
     }
   }
 
+  /**
+   * Reads into `buffer` from byte `position` (straight into it: no chunk buffers); resolves to
+   * the bytes read, 0 at the end.
+   */
+  async readAt(buffer: Uint8Array, position: number): Promise<number> {
+    const handle = this.#handle;
+    if (handle === undefined) throw new Error(`"${this.path}" is closed`);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
+    return bytesRead;
+  }
+
   /** The whole content. */
   async readAll(): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];

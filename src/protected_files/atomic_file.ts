@@ -31,16 +31,22 @@ export interface EarlyFlushingWriter {
   write(bytes: Uint8Array): Promise<void>;
   /** Waits for a flush still running; throws if any early flush failed. */
   settle(): Promise<void>;
+  /** No flush is running and none failed: settle() has nothing to wait for. */
+  idle(): boolean;
 }
 
 /**
- * Writes to `file` and, every `every` bytes, starts an fdatasync in the background (one at a
- * time), so the disk writes overlap the producing instead of all waiting for the final flush,
- * which stays the caller's. An early flush's failure is kept and thrown by the next write or by
- * settle(): a later fdatasync need not report an I/O error again.
+ * Writes to `file` and, every `every` bytes, starts `flush` in the background (one at a time),
+ * so the disk writes overlap the producing instead of all waiting for the final flush, which
+ * stays the caller's. `flush` must not use `file` itself: Deno runs the async operations of one
+ * file handle one after another, so an fdatasync on it would hold up every write behind it
+ * (writeFileAtomicallyThen flushes through a second handle). An early flush's failure is kept
+ * and thrown by the next write or by settle(): a later fdatasync need not report an I/O error
+ * again.
  */
 export function earlyFlushingWriter(
   file: Deno.FsFile,
+  flush: () => Promise<void>,
   every = EARLY_FLUSH_BYTES,
 ): EarlyFlushingWriter {
   let unflushed = 0;
@@ -53,7 +59,7 @@ export function earlyFlushingWriter(
       unflushed += bytes.byteLength;
       if (unflushed >= every && !flushing) {
         unflushed = 0;
-        flushing = file.syncData().then(
+        flushing = flush().then(
           () => {
             flushing = undefined;
           },
@@ -68,6 +74,7 @@ export function earlyFlushingWriter(
       await flushing;
       if (failure) throw failure.error;
     },
+    idle: () => !flushing && !failure,
   };
 }
 
@@ -97,15 +104,29 @@ export async function writeFileAtomicallyThen<P, T>(
 ): Promise<T> {
   const tmp = tempNameFor(path);
   const file = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
-  const writer = earlyFlushingWriter(file);
+  // Early flushes go through a second handle of the same file (opened at the first one), so
+  // the writes go on while they run; fdatasync flushes the file, whichever handle wrote it.
+  let flusher: Deno.FsFile | undefined;
+  const earlyFlush = async () => {
+    flusher ??= await Deno.open(tmp, { write: true });
+    await flusher.syncData();
+  };
+  const writer = earlyFlushingWriter(file, earlyFlush);
   let closed = false;
+  const closeFlusher = () => {
+    flusher?.close();
+    flusher = undefined;
+  };
   try {
     const produced = await produce(file, (bytes) => writer.write(bytes));
     // `finish` runs whatever the flushes do, so it always completes what `produce` started.
-    const flushed = writer.settle().then(() => file.syncData());
+    // The final flush is the writing handle's own, after the early one ended; with none left it
+    // starts now, before `finish` runs (which may work on this thread meanwhile).
+    const flushed = writer.idle() ? file.syncData() : writer.settle().then(() => file.syncData());
     const [synced, finished] = await Promise.allSettled([flushed, finish(produced)]);
     if (synced.status === "rejected") throw synced.reason;
     if (finished.status === "rejected") throw finished.reason;
+    closeFlusher();
     file.close();
     closed = true;
     await Deno.rename(tmp, path);
@@ -113,6 +134,7 @@ export async function writeFileAtomicallyThen<P, T>(
     return finished.value;
   } catch (err) {
     await writer.settle().catch(() => {}); // no flush left running on a closed file
+    closeFlusher();
     if (!closed) file.close();
     await Deno.remove(tmp).catch(() => {});
     throw err;

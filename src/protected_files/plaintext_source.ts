@@ -1,10 +1,23 @@
 /**
- * Fixed-size reads from an already opened plaintext source (a `Deno.FsFile` or a
- * `ReadableStream<Uint8Array>`), so the `.prv` writer can cut it into chunks of exactly 64 KiB.
+ * Fixed-size reads from an already opened plaintext source (a `Deno.FsFile`, a file read at
+ * offsets, or a `ReadableStream<Uint8Array>`), so the `.prv` writer can cut it into chunks of
+ * exactly 64 KiB.
  */
 
-/** A plaintext source: an opened file (read from its current position) or a byte stream. */
-export type PlaintextSource = Deno.FsFile | ReadableStream<Uint8Array>;
+/**
+ * A source read at offsets straight into the caller's buffer, such as the checked file of
+ * `openAttachableFile` (core/file_access.ts): no stream and no copy between.
+ */
+export interface OffsetReader {
+  /** Reads into `buf` from byte `position`; resolves to the bytes read, 0 at the end. */
+  readAt(buf: Uint8Array, position: number): Promise<number>;
+}
+
+/**
+ * A plaintext source: an opened file (read from its current position), a file read at offsets
+ * (from 0), or a byte stream.
+ */
+export type PlaintextSource = Deno.FsFile | OffsetReader | ReadableStream<Uint8Array>;
 
 /** Reads that fill a buffer completely unless the source ends. */
 export interface FillReader {
@@ -22,6 +35,23 @@ function fileFiller(file: Deno.FsFile): FillReader {
         const n = await file.read(buf.subarray(at));
         if (n === null) break;
         at += n;
+      }
+      return at;
+    },
+    cancel: () => Promise.resolve(),
+  };
+}
+
+function offsetFiller(source: OffsetReader): FillReader {
+  let position = 0;
+  return {
+    async fill(buf) {
+      let at = 0;
+      while (at < buf.byteLength) {
+        const n = await source.readAt(buf.subarray(at), position);
+        if (n === 0) break;
+        at += n;
+        position += n;
       }
       return at;
     },
@@ -63,5 +93,6 @@ function streamFiller(stream: ReadableStream<Uint8Array>): FillReader {
 
 /** A FillReader over `source`. */
 export function fillReaderOf(source: PlaintextSource): FillReader {
-  return source instanceof ReadableStream ? streamFiller(source) : fileFiller(source);
+  if (source instanceof ReadableStream) return streamFiller(source);
+  return "readAt" in source ? offsetFiller(source) : fileFiller(source);
 }

@@ -1,10 +1,10 @@
 /**
  * Streaming `.prv` encryption (docs/prv-format.md, Writing): a fresh CEK per file, batches of
- * 64 KiB chunks sealed in parallel, both SHA-256 digests on a worker thread, atomic file output.
+ * 64 KiB chunks sealed in parallel, both SHA-256 digests beside them, atomic file output.
  */
 import { writeFileAtomicallyThen } from "./atomic_file.ts";
 import { collectYoungGarbage } from "./gc_hint.ts";
-import { fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
+import { type FillReader, fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
 import { deriveKeys, newCek, type PrvKeys, sealChunk, signHeader } from "./prv_crypto.ts";
 import { PrvSourceError } from "./prv_errors.ts";
 import {
@@ -14,10 +14,16 @@ import {
   FILE_UID_SIZE,
   layoutForPlaintext,
   NONCE_PREFIX_SIZE,
+  type PrvLayout,
   SALT_SIZE,
 } from "./prv_format.ts";
 import { concatBytes, toHex } from "../bytes.ts";
-import { type DigestIndex, type Sha256Pair, sha256PairFor } from "./sha256_worker.ts";
+import {
+  type DigestIndex,
+  type Sha256Pair,
+  sha256PairDeferred,
+  sha256PairFor,
+} from "./sha256_worker.ts";
 
 /**
  * Chunks read, sealed and written as one batch (1 MiB): one read, one write and one message to
@@ -60,9 +66,19 @@ export function prvPathFor(plaintextPath: string): string {
   return `${plaintextPath}.prv`;
 }
 
-/** Joins sealed chunks into one buffer (a single write and hash update). */
-function join(parts: Uint8Array[]): Uint8Array {
-  return parts.length === 1 ? parts[0] : concatBytes(parts);
+/**
+ * Joins sealed chunks into one buffer (a single write and hash update): into `into` when given
+ * (a reused buffer of the right size), else a new one.
+ */
+function join(parts: Uint8Array[], into?: Uint8Array): Uint8Array {
+  if (parts.length === 1 && !into) return parts[0];
+  if (!into) return concatBytes(parts);
+  let at = 0;
+  for (const part of parts) {
+    into.set(part, at);
+    at += part.byteLength;
+  }
+  return into;
 }
 
 /** A file's fresh secrets, header and keys, made before any byte is read. */
@@ -96,62 +112,127 @@ interface Output {
   readonly freeAfterWrite: boolean;
 }
 
+/** The source being read: its reader and the first batch's read, started before the rest. */
+interface Reading {
+  readonly reader: FillReader;
+  readonly first: Promise<Uint8Array>;
+}
+
+const batchChunksOf = (options: PrvEncryptOptions) =>
+  Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
+
+/**
+ * `length` bytes of the source (plaintext from `start`) into `into` (a reused buffer of that
+ * size) or a new buffer; short: an error.
+ */
+async function readBatch(
+  reader: FillReader,
+  start: number,
+  length: number,
+  size: number,
+  into?: Uint8Array,
+): Promise<Uint8Array> {
+  const plain = into ?? new Uint8Array(length);
+  const got = await reader.fill(plain);
+  if (got < length) {
+    throw new PrvSourceError(
+      `the source ended after ${start + got} of ${size} bytes ` +
+        `(the file changed after it was checked)`,
+    );
+  }
+  return plain;
+}
+
+/** Throws when the source has a byte after the `size` expected. */
+async function expectEnd(reader: FillReader, size: number): Promise<void> {
+  if (await reader.fill(new Uint8Array(1)) > 0) {
+    throw new PrvSourceError(
+      `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
+    );
+  }
+}
+
+/**
+ * Starts reading the first batch at once: it needs neither the keys nor the output, so it
+ * runs while they are made.
+ */
+function startReading(source: PlaintextSource, size: number, batch: number): Reading {
+  const reader = fillReaderOf(source);
+  const first = readBatch(reader, 0, Math.min(size, batch * CHUNK_SIZE), size);
+  first.catch(() => {}); // awaited by encryptBody, or by the caller's cleanup
+  return { reader, first };
+}
+
 /**
  * Reads, seals and writes everything; resolves once every byte is written and the source is
  * checked, to the rest of the work (the digests), which the caller may overlap with a flush.
  */
 async function encryptBody(
   prepared: Promise<Prepared>,
-  source: PlaintextSource,
-  size: number,
+  reading: Reading,
+  layout: PrvLayout,
   out: Output,
   options: PrvEncryptOptions,
 ): Promise<() => Promise<PrvEncryption>> {
-  const layout = layoutForPlaintext(size);
-  const batch = Math.max(1, options.batchChunks ?? DEFAULT_BATCH_CHUNKS);
-  const reader = fillReaderOf(source);
-  const hashes: Sha256Pair = await sha256PairFor(size);
+  const size = layout.plaintextLength;
+  const batch = batchChunksOf(options);
+  const { reader } = reading;
+  // A file of one batch written to our own file is hashed at the end, in the digest step, which
+  // runs while the file is flushed to disk: the hashing then takes no time from the sealing.
+  const hashes: Sha256Pair = layout.chunkCount <= batch && out.freeAfterWrite
+    ? sha256PairDeferred()
+    : await sha256PairFor(size);
   const hash = (which: DigestIndex, bytes: Uint8Array, give: boolean) =>
     hashes.update(which, bytes, give);
-  // Hashed here, each sealed chunk is hashed as soon as it and those before it are sealed, while
-  // the rest are still sealing (a one-batch file would otherwise hash its output after all of
-  // it); on the worker, whole batches go, after their write when the buffer is ours to give.
+  // The output, hashed here: each sealed chunk as soon as it and those before it are sealed,
+  // while the rest are still sealing. Elsewhere: whole batches, after their write (the buffer is
+  // then ours to give, not copied), or copied before it when the sink may keep them.
   let chunksHashed: Promise<void> = Promise.resolve();
   const hashInOrder = (sealed: Promise<Uint8Array>) => {
     chunksHashed = chunksHashed.then(() => sealed).then((chunk) => hash(1, chunk, false));
     chunksHashed.catch(() => {}); // a failed seal is reported by the batch
   };
-  /** Writes one buffer (a batch, or the header) and hashes it as output unless done per chunk. */
-  const emit = async (bytes: Uint8Array, hashed = hashes.here) => {
-    if (!hashed && !out.freeAfterWrite) hash(1, bytes, false);
+  /** Writes one buffer and hashes it as output unless done per chunk. */
+  const emit = async (bytes: Uint8Array) => {
+    if (!hashes.here && !out.freeAfterWrite) hash(1, bytes, false);
     await out.write(bytes);
-    if (!hashed && out.freeAfterWrite) hash(1, bytes, true);
+    if (!hashes.here && out.freeAfterWrite) hash(1, bytes, true);
   };
+  /** The header, written with the first batch (one write fewer). */
+  let header: Uint8Array | undefined;
   let sealing: Promise<Uint8Array[]> | undefined; // the previous batch, still being sealed
   let writing: Promise<void> = Promise.resolve(); // the batch before it, being written
   /** Hands a sealed batch to the sink after the one before it, without waiting for it. */
   const writeBehind = async (batch: Promise<Uint8Array[]>) => {
-    const bytes = join(await batch);
+    const parts = await batch;
+    const all = header ? [header, ...parts] : parts;
+    // A buffer the hash worker is done with, when one of the size fits (no allocation).
+    const bytes = join(all, hashes.reuse(all.reduce((n, part) => n + part.byteLength, 0)));
+    header = undefined;
     await writing;
     writing = emit(bytes);
     writing.catch(() => {}); // awaited before the next write and at the end
   };
+  let ended: Promise<void> | undefined; // the check that the source has nothing more
   let p: Prepared;
   try {
     p = await prepared;
-    await emit(p.header.slice(), false); // a copy: still needed (AAD) after the write
+    header = p.header;
+    if (hashes.here) hash(1, p.header, false);
     let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
       const start = first * CHUNK_SIZE;
-      await hashes.drained(HASH_BACKLOG_BYTES);
-      const plain = new Uint8Array(Math.min(size - start, count * CHUNK_SIZE));
-      const got = await reader.fill(plain);
-      if (got < plain.byteLength) {
-        throw new PrvSourceError(
-          `the source ended after ${start + got} of ${size} bytes ` +
-            `(the file changed after it was checked)`,
-        );
+      let plain: Uint8Array;
+      if (first === 0) plain = await reading.first;
+      else {
+        await hashes.drained(HASH_BACKLOG_BYTES);
+        const length = Math.min(size - start, count * CHUNK_SIZE);
+        plain = await readBatch(reader, start, length, size, hashes.reuse(length));
+      }
+      if (first + count === layout.chunkCount) {
+        ended = expectEnd(reader, size); // beside the sealing; awaited at the end
+        ended.catch(() => {});
       }
       const seals: Promise<Uint8Array>[] = [];
       for (let i = first; i < first + count; i++) {
@@ -177,15 +258,13 @@ async function encryptBody(
     if (sealing) await writeBehind(sealing);
     await writing;
     await chunksHashed;
-    if (await reader.fill(new Uint8Array(1)) > 0) {
-      throw new PrvSourceError(
-        `the source has more than the ${size} bytes expected (the file changed after it was checked)`,
-      );
-    }
+    await ended;
   } catch (err) {
     hashes.abort();
     await writing.catch(() => {});
-    await reader.cancel(err);
+    await reader.cancel(err); // first: it ends a stream read still waiting
+    await reading.first.catch(() => {});
+    await ended?.catch(() => {});
     throw err;
   }
   return async () => {
@@ -214,10 +293,12 @@ export async function encryptPrv(
   sink: (bytes: Uint8Array) => Promise<void>,
   options: PrvEncryptOptions = {},
 ): Promise<PrvEncryption> {
+  const layout = layoutForPlaintext(size);
   const prepared = prepare();
   prepared.catch(() => {}); // awaited by encryptBody
+  const reading = startReading(source, size, batchChunksOf(options));
   const out = { write: sink, freeAfterWrite: false };
-  return await (await encryptBody(prepared, source, size, out, options))();
+  return await (await encryptBody(prepared, reading, layout, out, options))();
 }
 
 /**
@@ -232,23 +313,24 @@ export async function encryptToPrv(
   destPath: string,
   options: PrvEncryptOptions = {},
 ): Promise<PrvFileEncryption> {
-  // Keys are derived while the temporary file is created; the digests finish while it is
-  // flushed to disk (the rename waits for both).
+  // Keys are derived and the first batch read while the temporary file is created; the digests
+  // finish while it is flushed to disk (the rename waits for both).
+  const layout = layoutForPlaintext(size);
   const prepared = prepare();
   prepared.catch(() => {}); // awaited by encryptBody
+  const reading = startReading(source, size, batchChunksOf(options));
   try {
     const result = await writeFileAtomicallyThen(
       destPath,
       (_file, write) =>
-        encryptBody(prepared, source, size, { write, freeAfterWrite: true }, options),
+        encryptBody(prepared, reading, layout, { write, freeAfterWrite: true }, options),
       (digests) => digests(),
     );
     return { ...result, path: destPath };
   } catch (err) {
-    // The output could not even be created: release a stream source that was never read.
-    if (source instanceof ReadableStream && !source.locked) {
-      await source.cancel(err).catch(() => {});
-    }
+    // Also when the output could not even be created: a stream cancelled, no read left running.
+    await reading.reader.cancel(err);
+    await reading.first.catch(() => {});
     throw err;
   }
 }

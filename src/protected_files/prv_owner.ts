@@ -84,11 +84,8 @@ export class PrvOwner {
       method: req.method,
       verb: "protected",
     });
-    const enc = await encryptToPrv(
-      ReadableStream.from(file.chunks()),
-      file.size,
-      prvPathFor(file.path),
-    );
+    // Read at offsets straight into the writer's batches (no stream, no copy).
+    const enc = await encryptToPrv(file, file.size, prvPathFor(file.path));
     const now = nowOf(this.d);
     const name = baseName(file.path);
     const base = { v: PDU_VERSION, file_uid: enc.fileUid, issued_at: now } as const;

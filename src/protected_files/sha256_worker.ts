@@ -1,15 +1,18 @@
 /**
- * Two SHA-256 digests computed on a shared worker thread (the `.prv` writer's plaintext and
- * output hashes), so hashing runs beside the sealing instead of on the main thread.
+ * Two SHA-256 digests (the `.prv` writer's plaintext and output hashes): on a shared worker
+ * thread, so hashing runs beside the sealing instead of on the main thread, on the calling
+ * thread for small inputs, or deferred to the end.
  */
 import { createHash, type Hash } from "node:crypto";
 import { Worker } from "node:worker_threads";
+import { toHex } from "../bytes.ts";
 
 /**
  * The worker's code. Given as source (`eval`) rather than as a module file: the daemon runs
  * with a read allow-list that does not include its own source tree, and a compiled binary
  * would need the file included by hand. Messages: `{ping}` is answered `{pong}` (it started);
- * `{job, which, buf}` adds `buf` to digest `which` of `job` and is answered `{job, hashed}`;
+ * `{job, which, buf}` adds `buf` to digest `which` of `job` and is answered `{job, hashed, buf}`
+ * (the buffer moved back, for the caller to reuse);
  * `{job, end: true}` is answered `{job, digests}`; `{job, abort: true}` drops the job.
  */
 const WORKER_SOURCE = `
@@ -26,7 +29,7 @@ parentPort.on("message", (m) => {
     parentPort.postMessage({ job: m.job, digests: hashes.map((h) => h.digest("hex")) });
   } else {
     hashes[m.which].update(new Uint8Array(m.buf));
-    parentPort.postMessage({ job: m.job, hashed: m.buf.byteLength });
+    parentPort.postMessage({ job: m.job, hashed: m.buf.byteLength, buf: m.buf }, [m.buf]);
   }
 });
 `;
@@ -44,6 +47,12 @@ export interface Sha256Pair {
    * Without it, the bytes are copied.
    */
   update(which: DigestIndex, bytes: Uint8Array, give?: boolean): void;
+  /**
+   * A buffer of exactly `bytes` bytes that update() was given and is done with (moved back from
+   * the worker), to fill again instead of allocating one; undefined when there is none. Its old
+   * content is still there.
+   */
+  reuse(bytes: number): Uint8Array | undefined;
   /** Resolves when at most `maxBytes` handed to update() are still waiting to be hashed. */
   drained(maxBytes: number): Promise<void>;
   /** The two digests (lower-case hex); the pair is finished. */
@@ -52,8 +61,13 @@ export interface Sha256Pair {
   abort(): void;
 }
 
+/** Buffers moved back from the worker kept for reuse, per pair (a few batches' worth). */
+const SPARE_BUFFERS = 4;
+
 interface Job {
   pending: number;
+  /** Buffers the worker is done with, for reuse(). */
+  spare: ArrayBuffer[];
   waiters: (() => void)[];
   done?: { resolve: (d: [string, string]) => void; reject: (e: Error) => void };
 }
@@ -94,7 +108,13 @@ function startPool(): Pool {
   };
   worker.on(
     "message",
-    (m: { pong?: true; job: number; hashed?: number; digests?: [string, string] }) => {
+    (m: {
+      pong?: true;
+      job: number;
+      hashed?: number;
+      buf?: ArrayBuffer;
+      digests?: [string, string];
+    }) => {
       if (m.pong) {
         worker.unref(); // referenced only while it has jobs: an idle worker keeps no process alive
         return started(true);
@@ -106,6 +126,7 @@ function startPool(): Pool {
         job.done?.resolve(m.digests);
       } else {
         job.pending -= m.hashed ?? 0;
+        if (m.buf && job.spare.length < SPARE_BUFFERS) job.spare.push(m.buf);
         for (const wake of job.waiters.splice(0)) wake();
       }
     },
@@ -141,7 +162,7 @@ export async function startSha256Worker(): Promise<boolean> {
 /** The pair on the shared worker (started on first use). */
 function workerPair(p: Pool): Sha256Pair {
   const id = nextJob++;
-  const job: Job = { pending: 0, waiters: [] };
+  const job: Job = { pending: 0, spare: [], waiters: [] };
   if (p.jobs.size === 0) p.worker.ref(); // its answers are awaited
   p.jobs.set(id, job);
   const gone = () => !p.jobs.has(id);
@@ -154,6 +175,10 @@ function workerPair(p: Pool): Sha256Pair {
       const buf = whole ? bytes.buffer as ArrayBuffer : bytes.slice().buffer;
       job.pending += buf.byteLength;
       p.worker.postMessage({ job: id, which, buf }, [buf]);
+    },
+    reuse(bytes) {
+      const at = job.spare.findIndex((b) => b.byteLength === bytes);
+      return at < 0 ? undefined : new Uint8Array(job.spare.splice(at, 1)[0]);
     },
     async drained(maxBytes) {
       while (job.pending > maxBytes && !gone()) {
@@ -181,9 +206,42 @@ export function sha256PairHere(): Sha256Pair {
   return {
     here: true,
     update: (which, bytes) => void hashes[which].update(bytes),
+    reuse: () => undefined,
     drained: () => Promise.resolve(),
     digest: () => Promise.resolve([hashes[0].digest("hex"), hashes[1].digest("hex")]),
     abort: () => {},
+  };
+}
+
+/**
+ * The pair that hashes only when asked for the digests: update() keeps the bytes (given ones as
+ * they are, others copied) and digest() hashes them, digest 0 on WebCrypto's thread pool when it
+ * is one buffer and digest 1 on this thread, side by side. For a caller with idle time at the end
+ * rather than during its work: the `.prv` writer of a one-batch file, whose last step waits for
+ * an fdatasync.
+ */
+export function sha256PairDeferred(): Sha256Pair {
+  const kept: [Uint8Array[], Uint8Array[]] = [[], []];
+  const hereHex = (parts: Uint8Array[]) => {
+    const h = createHash("sha256");
+    for (const part of parts) h.update(part);
+    return h.digest("hex");
+  };
+  return {
+    here: false,
+    update: (which, bytes, give = false) => void kept[which].push(give ? bytes : bytes.slice()),
+    reuse: () => undefined,
+    drained: () => Promise.resolve(),
+    async digest() {
+      const [first, second] = kept;
+      const onPool = first.length === 1
+        ? crypto.subtle.digest("SHA-256", first[0] as BufferSource)
+        : undefined;
+      const secondHex = hereHex(second);
+      const firstHex = onPool ? toHex(new Uint8Array(await onPool)) : hereHex(first);
+      return [firstHex, secondHex];
+    },
+    abort: () => void kept.forEach((parts) => parts.splice(0)),
   };
 }
 

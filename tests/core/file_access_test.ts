@@ -74,6 +74,18 @@ Deno.test("openAttachableFile() opens a regular file inside the files directory"
   });
 });
 
+Deno.test("readAt() reads the checked file at offsets into the caller's buffer, 0 at the end", async () => {
+  await withTempDir(async (root) => {
+    const { files, roots } = await layout(root);
+    await using f = await openAttachableFile(`${files}/ok.txt`, roots, USE);
+    const buf = new Uint8Array(4);
+    assert.equal(await f.readAt(buf, 3), 4);
+    assert.equal(new TextDecoder().decode(buf), "owed");
+    assert.equal(await f.readAt(buf, 5), 2, "short at the end");
+    assert.equal(await f.readAt(buf, 7), 0);
+  });
+});
+
 Deno.test("openAttachableFile() reads the file it checked, even when the path is replaced", async () => {
   await withTempDir(async (root) => {
     const { files, outside, roots } = await layout(root);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  EARLY_FLUSH_BYTES,
   earlyFlushingWriter,
   writeFileAtomicallyThen,
 } from "../../src/protected_files/atomic_file.ts";
@@ -23,7 +24,7 @@ function fakeFile(syncFails = false) {
 
 Deno.test("earlyFlushingWriter() starts one background flush per `every` bytes, one at a time", async () => {
   const { file, log, finishSync } = fakeFile();
-  const w = earlyFlushingWriter(file, 100);
+  const w = earlyFlushingWriter(file, () => file.syncData(), 100);
   await w.write(new Uint8Array(60));
   await w.write(new Uint8Array(60)); // 120 bytes: a flush starts, not awaited
   await w.write(new Uint8Array(150)); // the first is still running: no second one
@@ -38,7 +39,7 @@ Deno.test("earlyFlushingWriter() starts one background flush per `every` bytes, 
 
 Deno.test("a failed early flush is reported by the next write and by settle()", async () => {
   const { file, finishSync } = fakeFile(true);
-  const w = earlyFlushingWriter(file, 10);
+  const w = earlyFlushingWriter(file, () => file.syncData(), 10);
   await w.write(new Uint8Array(10));
   finishSync();
   await assert.rejects(w.settle(), /EIO/);
@@ -77,4 +78,51 @@ Deno.test("writeFileAtomicallyThen(): a failing finish leaves no file; a good on
     assert.deepEqual(order, ["written", "finish"]);
     assert.deepEqual(await Deno.readFile(dest), new Uint8Array([1, 2, 3]));
   });
+});
+
+Deno.test("early flushes run through the given flush, never on the writing handle", async () => {
+  const { file, log, finishSync } = fakeFile();
+  const writing = {
+    write: file.write,
+    syncData: () => Promise.reject(new Error("flushed on the writing handle")),
+  } as unknown as Deno.FsFile;
+  const w = earlyFlushingWriter(writing, () => file.syncData(), 10);
+  await w.write(new Uint8Array(10));
+  await w.write(new Uint8Array(10)); // not held up by the flush still running
+  assert.deepEqual(log, ["write 10", "sync", "write 10"]);
+  finishSync();
+  await w.settle();
+});
+
+Deno.test("writeFileAtomicallyThen(): a file past several early flushes is whole, handles closed", async () => {
+  await withTempDir(async (dir) => {
+    const dest = `${dir}/big.bin`;
+    const part = new Uint8Array(1 << 20);
+    const parts = (3 * EARLY_FLUSH_BYTES) / part.byteLength + 1;
+    await writeFileAtomicallyThen(dest, async (_file, write) => {
+      for (let i = 0; i < parts; i++) await write(part.fill(i));
+    }, () => Promise.resolve());
+    const got = await Deno.readFile(dest);
+    assert.equal(got.byteLength, parts * part.byteLength);
+    for (let i = 0; i < parts; i++) assert.equal(got[i * part.byteLength], i & 0xff);
+    // A failure after early flushes: no file, and (test sanitizers) no handle left open.
+    await assert.rejects(
+      writeFileAtomicallyThen(`${dir}/other.bin`, async (_file, write) => {
+        for (let i = 0; i < parts; i++) await write(part);
+      }, () => Promise.reject(new Error("digest failed"))),
+      /digest failed/,
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["big.bin"]);
+  });
+});
+
+Deno.test("idle() says whether settle() has anything to wait for", async () => {
+  const { file, finishSync } = fakeFile(true);
+  const w = earlyFlushingWriter(file, () => file.syncData(), 10);
+  assert.equal(w.idle(), true);
+  await w.write(new Uint8Array(10)); // a flush starts
+  assert.equal(w.idle(), false);
+  finishSync(); // and fails
+  await assert.rejects(w.settle(), /EIO/);
+  assert.equal(w.idle(), false, "a failure is still to be reported");
 });

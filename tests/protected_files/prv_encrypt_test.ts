@@ -9,8 +9,10 @@ import {
 import { PrvSourceError } from "../../src/protected_files/prv_errors.ts";
 import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv_format.ts";
 import { openPrvFile } from "../../src/protected_files/prv_reader.ts";
+import { WORKER_MIN_BYTES } from "../../src/protected_files/sha256_worker.ts";
 import { poll } from "../_helpers/poll.ts";
 import { withTempDir } from "../_helpers/temp.ts";
+import { openAttachableFile } from "../../src/core/file_access.ts";
 import { generatedSlice, generatedStream, randomBytes, sha256Hex, streamOf } from "./_prv.ts";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -142,13 +144,12 @@ Deno.test("encryptPrv() streams 50 MB reading at most two batches ahead of its o
   let calls = 0;
   const batchBytes = DEFAULT_BATCH_CHUNKS * CHUNK_SIZE;
   const enc = await encryptPrv(stream, size, async (bytes) => {
-    if (calls++ > 0) {
-      emittedPlain += bytes.byteLength - (bytes.byteLength / (CHUNK_SIZE + TAG_SIZE)) * TAG_SIZE;
-    }
+    const body = calls++ === 0 ? bytes.byteLength - HEADER_SIZE : bytes.byteLength;
+    emittedPlain += body - (body / (CHUNK_SIZE + TAG_SIZE)) * TAG_SIZE;
     maxLead = Math.max(maxLead, pulled() - emittedPlain);
     if (calls % 8 === 0) await new Promise((r) => setTimeout(r, 0)); // a slow sink now and then
   });
-  assert.equal(calls, 1 + size / batchBytes, "the header, then one write per batch");
+  assert.equal(calls, size / batchBytes, "one write per batch, the header with the first");
   assert.equal(emittedPlain, size);
   // Held at most: the batch being written and the batch being sealed.
   assert.ok(maxLead <= 2 * batchBytes, `read ${maxLead} bytes ahead`);
@@ -177,5 +178,89 @@ Deno.test("a 50 MB file encrypts to disk and streams back identical, chunk by ch
     }
     assert.equal(at, size);
     assert.equal(h.digest("hex"), enc.plaintextSha256);
+  });
+});
+
+/** SHA-256 (hex) of the concatenation of `parts`: the reference the writer's digests must equal. */
+const referenceSha256 = (...parts: Uint8Array[]) => {
+  const h = createHash("sha256");
+  for (const p of parts) h.update(p);
+  return h.digest("hex");
+};
+
+Deno.test("every hashing path gives SHA-256 of the plaintext and of the written .prv", async () => {
+  await withTempDir(async (dir) => {
+    // One batch (its output hashed while the file is flushed), several batches hashed chunk by
+    // chunk here, and a size from WORKER_MIN_BYTES (hashed on the worker); edges of a chunk.
+    const cases: [number, number | undefined][] = [
+      [0, undefined],
+      [1, undefined],
+      [CHUNK_SIZE, undefined],
+      [DEFAULT_BATCH_CHUNKS * CHUNK_SIZE, undefined],
+      [DEFAULT_BATCH_CHUNKS * CHUNK_SIZE + 1, undefined],
+      [5 * CHUNK_SIZE + 7, 2],
+      [WORKER_MIN_BYTES + 3, undefined],
+    ];
+    for (const [size, batchChunks] of cases) {
+      const plain = randomBytes(size);
+      const src = `${dir}/plain-${size}`;
+      await Deno.writeFile(src, plain);
+      using file = await Deno.open(src);
+      const enc = await encryptToPrv(file, size, prvPathFor(src), { batchChunks });
+      const written = await Deno.readFile(enc.path);
+      const what = `${size} bytes, batches of ${batchChunks ?? DEFAULT_BATCH_CHUNKS}`;
+      assert.equal(enc.plaintextSha256, referenceSha256(plain), what);
+      assert.equal(enc.prvSha256, referenceSha256(written), what);
+      assert.equal(written.byteLength, enc.prvSize, what);
+      // The same through a sink that may keep the buffers (hashed before they are handed on).
+      const kept: Uint8Array[] = [];
+      const inMemory = await encryptPrv(streamOf(plain, 50_000), size, (b) => {
+        kept.push(b);
+        return Promise.resolve();
+      }, { batchChunks });
+      assert.equal(inMemory.plaintextSha256, enc.plaintextSha256, what);
+      assert.equal(inMemory.prvSha256, referenceSha256(...kept), what);
+      await using reader = await openPrvFile(enc.path, enc.cek);
+      assert.deepEqual(await reader.read(0, size), plain, what);
+      await Deno.remove(src);
+      await Deno.remove(enc.path);
+    }
+  });
+});
+
+Deno.test("a file that grew after its check is refused, one batch or several; nothing is left", async () => {
+  await withTempDir(async (dir) => {
+    for (const size of [1000, 3 * DEFAULT_BATCH_CHUNKS * CHUNK_SIZE]) {
+      const src = `${dir}/grown.bin`;
+      await Deno.writeFile(src, randomBytes(size + 1));
+      using file = await Deno.open(src);
+      await assert.rejects(
+        encryptToPrv(file, size, `${src}.prv`),
+        (e) => e instanceof PrvSourceError && e.message.includes(`more than the ${size} bytes`),
+      );
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["grown.bin"]);
+    }
+  });
+});
+
+Deno.test("encryptToPrv() reads a checked file (openAttachableFile) at offsets, same hashes", async () => {
+  await withTempDir(async (dir) => {
+    for (const size of [100, 3 * DEFAULT_BATCH_CHUNKS * CHUNK_SIZE + 5]) {
+      const plain = randomBytes(size);
+      const src = `${dir}/files/doc-${size}.bin`;
+      await Deno.mkdir(`${dir}/files`, { recursive: true });
+      await Deno.writeFile(src, plain);
+      const use = { method: "secure_send_file", verb: "protected" };
+      await using file = await openAttachableFile(
+        src,
+        { filesDir: `${dir}/files`, dataDir: dir },
+        use,
+      );
+      const enc = await encryptToPrv(file, file.size, prvPathFor(src));
+      assert.equal(enc.plaintextSha256, referenceSha256(plain));
+      assert.equal(enc.prvSha256, await sha256File(enc.path));
+      await using reader = await openPrvFile(enc.path, enc.cek);
+      assert.deepEqual(await reader.read(0, size), plain);
+    }
   });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
+  sha256PairDeferred,
   sha256PairFor,
   sha256PairHere,
   startSha256Worker,
@@ -73,4 +74,37 @@ Deno.test("drained() waits until the worker has caught up; pairs run side by sid
   dropped.abort();
   assert.deepEqual(await one.digest(), [hex(...parts), hex()]);
   assert.deepEqual(await two.digest(), [hex(), hex(...parts)]);
+});
+
+Deno.test("the deferred pair hashes only in digest(): kept bytes, copies of the rest", async () => {
+  const plain = randomBytes(70_000);
+  const parts = [randomBytes(88), randomBytes(1 << 20)];
+  const expected = [hex(plain), hex(...parts)];
+  const pair = sha256PairDeferred();
+  pair.update(0, plain, true); // one buffer: hashed on WebCrypto's pool
+  const notGiven = parts[0].slice();
+  pair.update(1, notGiven); // copied: changing it afterwards changes nothing
+  notGiven.fill(0);
+  pair.update(1, parts[1], true);
+  assert.deepEqual(await pair.digest(), expected);
+  const two = sha256PairDeferred();
+  two.update(0, parts[0], true);
+  two.update(0, parts[1], true); // two buffers: hashed here
+  assert.deepEqual(await two.digest(), [hex(...parts), hex()]);
+});
+
+Deno.test("buffers the worker is done with come back for reuse, by exact size", async () => {
+  await startSha256Worker();
+  const pair = await sha256PairFor(1 << 30);
+  const given = randomBytes(1 << 20);
+  const copy = given.slice();
+  const small = randomBytes(1000);
+  pair.update(0, given, true);
+  pair.update(1, small); // copied: the copy comes back too
+  await pair.drained(0);
+  assert.equal(pair.reuse(999), undefined, "none of that size");
+  assert.deepEqual(pair.reuse(1 << 20), copy, "the buffer given, moved back");
+  assert.equal(pair.reuse(1 << 20), undefined, "each one once");
+  assert.deepEqual(pair.reuse(1000), small);
+  assert.deepEqual(await pair.digest(), [hex(copy), hex(small)]);
 });
