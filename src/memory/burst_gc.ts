@@ -1,7 +1,8 @@
 /**
  * One memory-reducing garbage collection once a burst of work is over (large request bodies, many
  * connections, large mails), so the memory it took returns to the system instead of waiting for
- * V8's next full collection, which an idle daemon may not start for long (BENCHMARKS.md "Hostile load").
+ * V8's next full collection, which an idle daemon may not start for long (BENCHMARKS.md
+ * "Hostile load").
  */
 import { logger } from "../log.ts";
 
@@ -64,8 +65,9 @@ const realTimer: StartTimer = (run, ms) => {
 /**
  * Adds up the garbage the HTTP side and mail reception report (`note`); once it reaches
  * `thresholdBytes`, runs one collection when nothing has been noted for `quietMs` (checked every
- * `quietMs`, so between one and two quiet periods after the last note). While work keeps coming, V8 collects on its own as
- * its heap grows; what it does not do is give memory back once the daemon falls idle.
+ * `quietMs`, so between one and two quiet periods after the last note). While work keeps coming,
+ * V8 collects on its own as its heap grows; what it does not do is give memory back once the
+ * daemon falls idle.
  */
 export class BurstGc {
   readonly #thresholdBytes: number;
