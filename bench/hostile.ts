@@ -325,7 +325,7 @@ ${r.logLines || "(none)"}
 
 - Once a burst has left an estimated 4 MiB of garbage (each streamed \`/rpc\` body's size, 16 KiB
   per closed connection), the daemon runs one memory-reducing full collection after a second
-  without further work (\`src/http/burst_gc.ts\`): an idle V8 would not collect for a long time, and
+  without further work (\`src/memory/burst_gc.ts\`): an idle V8 would not collect for a long time, and
   a regular collection keeps the freed pages. "after" is measured once it ran; the per-round
   figures in the outcome are taken right after each round, before it. The /auth flood (2,000
   requests on a few keep-alive connections) stays under the threshold.

@@ -50,6 +50,11 @@ if [ -n "$keys_in" ]; then
   export EDGE_LICENSE_TRUSTED_KEYS="$key_files"
 fi
 
+# glibc's allocator: keep its threshold for mapping allocations of 128 KiB and more on their own
+# (its default) instead of raising it to the largest one freed, so a large mail's buffers go back
+# to the system once collected rather than staying in the process's heap (BENCHMARKS.md "Inbox
+# flood"). The Dockerfile sets the same.
+export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-131072}"
 mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$key_files")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
   "${dir_flags[@]}" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

@@ -10,7 +10,7 @@ import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
 import { createApp } from "./http/app.ts";
-import { BURST_GC, BurstGc } from "./http/burst_gc.ts";
+import { BURST_GC, BurstGc } from "./memory/burst_gc.ts";
 import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
 import { DEFAULT_SERVER_LIMITS } from "./http/server_limits.ts";
 import { serviceHealth } from "./http/health_route.ts";
@@ -53,6 +53,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
   for (const event of early) bus.publish(event);
   const connectivity = new ConnectivityMonitor(bus, Connectivity.NOT_CONNECTED);
+  // One memory-reducing collection after each burst of large requests or large mails.
+  const burstGc = new BurstGc(BURST_GC);
   const mail = await createMailRuntime({
     store: account.store,
     events: bus,
@@ -60,6 +62,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     serverParams: account.serverParams,
     password: account.password,
     deviceFingerprint: account.device.fingerprint,
+    noteGarbage: (bytes) => burstGc.note(bytes),
   });
   const services: Services = {
     config,
@@ -87,7 +90,6 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
 
-  const burstGc = new BurstGc(BURST_GC);
   const app = createApp({
     services,
     methods: buildMethodTable(),

@@ -37,6 +37,8 @@ export interface MailRuntimeOptions {
   readonly password: string;
   /** The device fingerprint: protected files' stored shares are bound to it. */
   readonly deviceFingerprint?: string;
+  /** Told the size of each mail reception went through (`InboxReceptionOptions`). */
+  readonly noteGarbage?: (bytes: number) => void;
 }
 
 /** What the daemon wires. */
@@ -184,7 +186,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     protectedFiles: m.protectedFiles,
     receiver: m.receiver,
     wakeSender,
-    reception: new InboxReception(ctx, m.receiver),
+    reception: new InboxReception(ctx, m.receiver, { noteGarbage: o.noteGarbage }),
     start: (signal) => {
       smtp.start(signal);
       settle(true);

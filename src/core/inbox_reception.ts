@@ -1,7 +1,8 @@
 /**
  * What the IMAP drain hands INBOX mail to (it matches transport/inbox_drain.ts's `MailSink`):
- * the reception pipeline, an attempt count per mail in the store, the give-up record, and one
- * INFO line per received mail (ids and sizes, never content).
+ * the reception pipeline, an attempt count per mail in the store, the give-up record, one INFO
+ * line per received mail (ids and sizes, never content), and the size of each mail it processed
+ * told to the daemon's collector of burst garbage (src/memory/burst_gc.ts).
  */
 import { logger } from "../log.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
@@ -37,9 +38,28 @@ function outcomeFields(o: ReceiveOutcome): Record<string, unknown> {
   }
 }
 
+/** Options of `InboxReception`. */
+export interface InboxReceptionOptions {
+  /**
+   * Told the size of every mail the pipeline went through (or of the head of one given up on),
+   * whether it succeeded or not: reading a mail leaves several copies of it behind (the fetched
+   * bytes, the MIME text, the armor, the ciphertext, the plaintext, the attachment), which an idle
+   * daemon would keep until V8's next full collection. The daemon's `BurstGc` adds it up.
+   */
+  readonly noteGarbage?: (bytes: number) => void;
+}
+
 /** The drain's sink over one account's pipeline and store. */
 export class InboxReception {
-  constructor(private readonly ctx: CoreContext, private readonly receiver: Receiver) {}
+  readonly #noteGarbage: (bytes: number) => void;
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly receiver: Receiver,
+    options: InboxReceptionOptions = {},
+  ) {
+    this.#noteGarbage = options.noteGarbage ?? (() => {});
+  }
 
   begin(m: InboxMail): number {
     return this.ctx.store.receiveAttempts.begin(keyOf(m), nowSeconds(this.ctx));
@@ -52,7 +72,12 @@ export class InboxReception {
   /** Runs the pipeline (it commits or records the mail), then forgets the attempts. */
   async deliver(raw: Uint8Array, m: InboxMail): Promise<void> {
     const t0 = performance.now();
-    const outcome = await this.receiver.receive(raw);
+    let outcome: ReceiveOutcome;
+    try {
+      outcome = await this.receiver.receive(raw);
+    } finally {
+      this.#noteGarbage(raw.byteLength);
+    }
     this.ctx.store.receiveAttempts.clear(keyOf(m));
     // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
     log.info("mail processed", {
@@ -73,6 +98,7 @@ export class InboxReception {
       this.receiver.giveUp(head, m.size, why);
       this.ctx.store.receiveAttempts.clear(key);
     });
+    this.#noteGarbage(head.byteLength);
     return Promise.resolve();
   }
 }

@@ -143,8 +143,28 @@ export function sniffMessageId(raw: Uint8Array): string {
   return /^message-id:[ \t]*<?([^<>\s]{1,250})>?/im.exec(head)?.[1] ?? "";
 }
 
+/** What the outer message of an encrypted mail leaves for decryption. */
+interface Encrypted {
+  /** The binary OpenPGP message (dearmored). */
+  readonly ciphertext: Uint8Array;
+  readonly messageId: string;
+  readonly outerFrom: HeaderMailbox;
+  readonly outerDate: string | undefined;
+  readonly fail: (reason: string, cause?: unknown) => UnreadableMailError;
+}
+
 /** Reads `raw`; see the module doc. */
 export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<ReadMail> {
+  const outer = readOuter(raw, deps);
+  return "ciphertext" in outer ? await readEncrypted(outer, deps) : outer;
+}
+
+/**
+ * Parses the outer message: the mail itself when it is not encrypted, else its dearmored
+ * ciphertext. Synchronous, so neither the outer MIME tree nor the armor text (each as large as
+ * the mail) stays reachable while the ciphertext is decrypted.
+ */
+function readOuter(raw: Uint8Array, deps: MailReaderDeps): ReadMail | Encrypted {
   let outer: MimePart;
   try {
     outer = parseMime(raw);
@@ -178,25 +198,19 @@ export async function readMail(raw: Uint8Array, deps: MailReaderDeps): Promise<R
       sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
     };
   }
-  return await readEncrypted(armored, outer, outerFrom, messageId, deps, fail);
-}
-
-async function readEncrypted(
-  armored: string,
-  outer: MimePart,
-  outerFrom: HeaderMailbox,
-  messageId: string,
-  deps: MailReaderDeps,
-  fail: (reason: string, cause?: unknown) => UnreadableMailError,
-): Promise<ReadMail> {
-  let binary: Uint8Array;
+  let ciphertext: Uint8Array;
   try {
-    binary = dearmor(armored);
+    ciphertext = dearmor(armored);
   } catch (err) {
     throw fail(`bad armor: ${(err as Error).message}`, err);
   }
+  return { ciphertext, messageId, outerFrom, outerDate: outer.headers.get(Header.DATE), fail };
+}
+
+async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<ReadMail> {
+  const { messageId, outerFrom, fail } = outer;
   const decrypted = await decryptMessage(
-    binary,
+    outer.ciphertext,
     deps.privateKey,
     deps.maxPlaintextBytes,
     deps.channelSecrets?.() ?? [],
@@ -244,7 +258,7 @@ async function readEncrypted(
       )
       : [],
     sentAt: dateSeconds(
-      inner.headers.get(Header.DATE) ?? outer.headers.get(Header.DATE),
+      inner.headers.get(Header.DATE) ?? outer.outerDate,
       (deps.now ?? Date.now)(),
     ),
   };

@@ -52,7 +52,7 @@ export interface RpcHandlerOptions {
   /**
    * Told about the garbage a streamed body (one not declared ≤ `WHOLE_BODY_MAX_BYTES`) left: its
    * size once read, or `WHOLE_BODY_MAX_BYTES` when its read failed (its buffers and request state
-   * are left to the collector). The daemon's `BurstGc` adds it up (`burst_gc.ts`).
+   * are left to the collector). The daemon's `BurstGc` adds it up (`src/memory/burst_gc.ts`).
    */
   readonly noteGarbage?: (bytes: number) => void;
 }

@@ -14,7 +14,8 @@ const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src")
  * prefix wins. `cli/` stands apart (see `CLI_MAY_IMPORT`).
  */
 const LAYERS: readonly (readonly string[])[] = [
-  // 0: leaves: names, numbers, errors, logging, byte helpers, the event union and bus
+  // 0: leaves: names, numbers, errors, logging, byte helpers, the event union and bus, the
+  // process's memory upkeep
   [
     "constants.ts",
     "protocol.ts",
@@ -24,6 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "bytes.ts",
     "sleep.ts",
     "events/",
+    "memory/",
   ],
   // 1: pure and effectful edges
   ["store/", "crypto/", "mime/", "transport/", "config.ts"],

@@ -1,12 +1,15 @@
 /**
  * Tests of InboxReception, the IMAP drain's sink: attempts counted and cleared in the store, one
- * INFO line per received mail (ids and sizes, no content), and the record of a given-up mail.
+ * INFO line per received mail (ids and sizes, no content), the record of a given-up mail, and
+ * the size of each mail told to the collector of burst garbage.
  */
 import assert from "node:assert/strict";
 import { Chats } from "../../src/core/chats.ts";
 import { InboxReception } from "../../src/core/inbox_reception.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
 import { Messages } from "../../src/core/messages.ts";
+import type { Receiver } from "../../src/core/receive.ts";
+import { BURST_GC, BurstGc } from "../../src/memory/burst_gc.ts";
 import { setLogSink } from "../../src/log.ts";
 import { introduce, testAccount } from "./_accounts.ts";
 
@@ -60,4 +63,57 @@ Deno.test("InboxReception.giveUp() records the mail with its Message-ID, size an
   assert.equal(rec.reason, "failed 3 times (last error: out of memory)");
   assert.equal(b.store.receiveAttempts.attempts("77:9"), 0);
   assert.deepEqual(b.sink.take().map((e) => e.kind), ["Warning"]);
+});
+
+Deno.test("InboxReception tells noteGarbage the size of every mail it read, also one that failed", async () => {
+  const b = await testAccount("bob@relay.test", "Bob");
+  const noted: number[] = [];
+  const reception = new InboxReception(b.ctx, b.receiver, { noteGarbage: (n) => noted.push(n) });
+  const junk = new TextEncoder().encode(
+    "From: <x@y>\r\nMessage-ID: <junk-1@y>\r\n\r\n" + "A".repeat(3 * 1024 * 1024),
+  );
+  await reception.deliver(junk, { ...MAIL, size: junk.length }); // recorded as a receive error
+  assert.deepEqual(noted, [junk.length]);
+  assert.equal(b.store.receiveErrors.list().length, 1);
+
+  const failing = { receive: () => Promise.reject(new Error("disk full")) } as unknown as Receiver;
+  const broken = new InboxReception(b.ctx, failing, { noteGarbage: (n) => noted.push(n) });
+  await assert.rejects(broken.deliver(junk, { ...MAIL, size: junk.length }), /disk full/);
+  assert.deepEqual(noted, [junk.length, junk.length], "a failed mail left its copies too");
+
+  const head = new TextEncoder().encode("From: <x@y>\r\nMessage-ID: <huge-2@y>\r\n\r\nAAAA");
+  await reception.giveUp({ uid: 5, uidValidity: "77", size: 50_000_000 }, "too large", head);
+  assert.deepEqual(noted, [junk.length, junk.length, head.length], "only the head was fetched");
+});
+
+Deno.test("a burst of large mails ends with one collection once reception has been quiet", async () => {
+  const b = await testAccount("bob@relay.test", "Bob");
+  const timers: { run: () => void; ms: number }[] = [];
+  let collections = 0;
+  const burst = new BurstGc({
+    ...BURST_GC,
+    gc: () => collections++,
+    startTimer: (run, ms) => {
+      const t = { run, ms };
+      timers.push(t);
+      return () => timers.splice(timers.indexOf(t), 1);
+    },
+  });
+  const reception = new InboxReception(b.ctx, b.receiver, { noteGarbage: (n) => burst.note(n) });
+  const mail = (i: number) =>
+    new TextEncoder().encode(
+      `From: <x@y>\r\nMessage-ID: <big-${i}@y>\r\n\r\n` + "B".repeat(2 * 1024 * 1024),
+    );
+  await reception.deliver(mail(1), { ...MAIL, uid: 1 });
+  assert.equal(timers.length, 0, "2 MiB is under the threshold");
+  await reception.deliver(mail(2), { ...MAIL, uid: 2 });
+  assert.equal(timers.length, 1, "4 MiB of mail schedules one collection");
+  assert.equal(timers[0].ms, BURST_GC.quietMs);
+  await reception.deliver(mail(3), { ...MAIL, uid: 3 });
+  timers.shift()!.run(); // a mail came during the quiet period: the burst goes on
+  assert.equal(collections, 0);
+  assert.equal(timers.length, 1);
+  timers.shift()!.run(); // a quiet period without mail
+  assert.equal(collections, 1);
+  assert.equal(timers.length, 0, "nothing more is scheduled while idle");
 });

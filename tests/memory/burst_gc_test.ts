@@ -1,6 +1,6 @@
 /** Tests of BurstGc: one collection per burst past the threshold, when it ends; none without gc. */
 import assert from "node:assert/strict";
-import { BurstGc, exposedFullGc, type StartTimer } from "../../src/http/burst_gc.ts";
+import { BurstGc, exposedFullGc, type StartTimer } from "../../src/memory/burst_gc.ts";
 
 /** Timers that run only when the test fires them. */
 function manualTimers() {

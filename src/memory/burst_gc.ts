@@ -1,8 +1,12 @@
 /**
- * One memory-reducing garbage collection once a burst of HTTP work is over (large request bodies,
- * many connections), so the memory it took returns to the system instead of waiting for V8's
- * next full collection, which an idle daemon may not start for long (BENCHMARKS.md "Hostile load").
+ * One memory-reducing garbage collection once a burst of work is over (large request bodies, many
+ * connections, large mails), so the memory it took returns to the system instead of waiting for
+ * V8's next full collection, which an idle daemon may not start for long (BENCHMARKS.md
+ * "Hostile load").
  */
+import { logger } from "../log.ts";
+
+const log = logger("memory");
 
 /** The daemon's settings: what a burst must leave behind, and the quiet that ends it. */
 export const BURST_GC = Object.freeze({
@@ -59,10 +63,11 @@ const realTimer: StartTimer = (run, ms) => {
 };
 
 /**
- * Adds up the garbage the HTTP side reports (`note`); once it reaches `thresholdBytes`, runs one
- * collection when nothing has been noted for `quietMs` (checked every `quietMs`, so between one
- * and two quiet periods after the last note). While work keeps coming, V8 collects on its own as
- * its heap grows; what it does not do is give memory back once the daemon falls idle.
+ * Adds up the garbage the HTTP side and mail reception report (`note`); once it reaches
+ * `thresholdBytes`, runs one collection when nothing has been noted for `quietMs` (checked every
+ * `quietMs`, so between one and two quiet periods after the last note). While work keeps coming,
+ * V8 collects on its own as its heap grows; what it does not do is give memory back once the
+ * daemon falls idle.
  */
 export class BurstGc {
   readonly #thresholdBytes: number;
@@ -91,7 +96,7 @@ export class BurstGc {
     return this.#cancel !== undefined;
   }
 
-  /** Notes about `bytes` of garbage left by a request or a connection. */
+  /** Notes about `bytes` of garbage left by a request, a connection or a received mail. */
   note(bytes: number): void {
     if (this.#gc === undefined) return;
     this.#debt += bytes;
@@ -114,7 +119,13 @@ export class BurstGc {
     this.#cancel = undefined;
     if (this.#again) return this.#arm(); // the burst goes on
     this.#runs++;
+    const noted = this.#debt;
     this.#debt = 0;
+    const t0 = performance.now();
     this.#gc?.();
+    log.debug("a burst is over: full collection", {
+      noted_mb: Math.round(noted / 1_048_576),
+      gc_ms: Math.round(performance.now() - t0),
+    });
   }
 }
