@@ -46,8 +46,8 @@ COPY --from=build /rootfs/ /
 # No EDGE_DATA_DIR here: /var/lib/privitty is the default, and an image-set EDGE_ variable would
 # shadow the PRIVITTY_ twin a user sets.
 ENV PATH=/usr/local/bin HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_CHECK=1
-# glibc keeps mapping allocations of 128 KiB and more on their own (scripts/start.sh says why).
-ENV MALLOC_MMAP_THRESHOLD_=131072
+# glibc maps allocations of 4 MiB and more on their own, always (scripts/start.sh says why).
+ENV MALLOC_MMAP_THRESHOLD_=4194304
 USER 1000:1000
 EXPOSE 7200
 VOLUME ["/var/lib/privitty"]

@@ -147,11 +147,17 @@ What stays after the flood (same flood, this machine; rest, peak, after):
   decryption starts. Anonymous memory (V8's heap among it) went back below rest, but the C
   allocator's heap was 175 MB: glibc raises its mmap threshold to the largest block freed, so after
   the first mail the 13-25 MB buffers came from its heap and stayed there once freed.
-- 109, 549, 162 MB: the daemon runs with \`MALLOC_MMAP_THRESHOLD_=131072\` (\`scripts/start.sh\`,
-  the Dockerfile): glibc's default threshold, never raised, so large buffers are unmapped when
-  collected. Lower thresholds (64 KiB, 16 KiB) left the same (68, 63 MB of \`[heap]\`). Four runs of
-  this benchmark on the final code: after 202, 167, 162 and 159 MB, \`[heap]\` 107, 81, 75 and 74
-  MB, at rest 108-110 MB. So "near baseline" is not reached yet: 50-90 MB stay.
+- 109, 549, 162 MB: the daemon runs with \`MALLOC_MMAP_THRESHOLD_=131072\`: glibc's default
+  threshold, never raised, so large buffers are unmapped when collected. Lower thresholds (64 KiB,
+  16 KiB) left the same (68, 63 MB of \`[heap]\`). Four runs: after 202, 167, 162 and 159 MB,
+  \`[heap]\` 107, 81, 75 and 74 MB, at rest 108-110 MB. But that threshold also mapped and unmapped
+  every 1 MiB buffer of a \`/stream\` anew: its 1 MiB ratio fell to 0.55-0.58 from 0.72-0.77 without
+  the variable (BENCH_ONLY=prv-stream, alternating runs).
+- The daemon runs with \`MALLOC_MMAP_THRESHOLD_=4194304\` (\`scripts/start.sh\`, the Dockerfile):
+  the mails' 13-25 MB buffers are still unmapped when collected, the per-request buffers of HTTP and
+  \`/stream\` (1 MiB at most) stay on glibc's fast path (/stream 1 MiB 0.67-0.70 in the same runs).
+  The table above is this setting. So "near baseline" is not reached for a mail flood: 50-90 MB stay
+  (536 MB before this work).
 - What remains is free memory inside glibc's heap that it does not give back because it is in pieces
   (the C allocator's own statistics after a flood: 86 MB taken from the system, 28 MB in use).
   Calling \`malloc_trim(0)\` in the daemon from a debugger brought it from 169 MB to 113 MB, i.e. to

@@ -52,3 +52,11 @@ Deno.test("Dockerfile's entry point serves the docker run line and the compose c
   // `docker run … privitty/edge:latest license status` is the CLI.
   assert.equal(runsDaemon([...entrypoint.slice(1), "license", "status"]), false);
 });
+
+Deno.test("Dockerfile sets glibc's mmap threshold as scripts/start.sh does", () => {
+  const start = Deno.readTextFileSync(new URL("../../scripts/start.sh", import.meta.url));
+  const fromStart = /MALLOC_MMAP_THRESHOLD_:-(\d+)/.exec(start)?.[1];
+  const fromImage = finalStage.join("\n").match(/MALLOC_MMAP_THRESHOLD_=(\d+)/)?.[1];
+  assert.ok(fromStart !== undefined, "start.sh sets a default");
+  assert.equal(fromImage, fromStart);
+});
