@@ -19,7 +19,7 @@ type SignKey = (
 ) => Promise<void>;
 
 /** A direct-key signature: a signature packet after the primary key, before any user ID. */
-function directSignatures(key: openpgp.Key): openpgp.SignaturePacket[] {
+export function directSignatures(key: openpgp.Key): openpgp.SignaturePacket[] {
   const out: openpgp.SignaturePacket[] = [];
   for (const p of key.toPacketList().slice(1)) {
     if (!(p instanceof openpgp.SignaturePacket)) break;

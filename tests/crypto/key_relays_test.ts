@@ -4,7 +4,11 @@
  */
 import assert from "node:assert/strict";
 import * as openpgp from "openpgp";
-import { keyRelays, withKeyRelays } from "../../src/crypto/key_relays.ts";
+import {
+  directSignatures as directSigs,
+  keyRelays,
+  withKeyRelays,
+} from "../../src/crypto/key_relays.ts";
 import { KeyNotation } from "../../src/protocol.ts";
 
 async function bareKey(addr: string): Promise<openpgp.PrivateKey> {
@@ -15,16 +19,6 @@ async function bareKey(addr: string): Promise<openpgp.PrivateKey> {
     format: "object",
   });
   return privateKey;
-}
-
-/** The direct-key signatures of a key, as its serialization carries them. */
-function directSigs(key: openpgp.Key): openpgp.SignaturePacket[] {
-  const out: openpgp.SignaturePacket[] = [];
-  for (const p of key.toPacketList().slice(1)) {
-    if (!(p instanceof openpgp.SignaturePacket)) break;
-    if (p.signatureType === openpgp.enums.signature.key) out.push(p);
-  }
-  return out;
 }
 
 Deno.test("a key made without the notation has no relays", async () => {
