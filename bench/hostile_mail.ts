@@ -170,8 +170,13 @@ What stays after the flood (same flood, this machine; rest, peak, after):
   concatenates it) left the same: after 162-188 MB, \`[heap]\` 79-104 MB, against 167-197 MB and
   84-115 MB for one FETCH of the whole body (16 runs, alternating). The peak fell with 1 MiB windows
   (472-581 MB against 534-647 MB) but the drain took 0.3 s longer (1.7 s with 64 KiB windows), so
-  it was not kept. The pieces do not come from how imapflow assembles a literal; the reads under it
-  (Deno's \`node:tls\` socket) are the likely source, not confirmed.
+  it was not kept. The pieces come from the socket reads under imapflow. Outside the daemon (same
+  threshold), reading 250 MB over loopback and keeping nothing left, after a full collection: 253
+  MB of \`[heap]\` through Deno's \`node:net\`, 325-343 MB through \`node:tls\` (10-20 MB after
+  \`malloc_trim(0)\`: free, but resident); with \`Deno.connectTls\`, 67 MB reading into a fresh 64 KiB
+  buffer each time, 3 MB reading into one reused buffer or into views of 4 MiB buffers (mmapped).
+  An imapflow \`transport\` over \`Deno.connectTls\` that reads into such 4 MiB buffers is the likely
+  way out (not tried).
 `;
 }
 
