@@ -1,6 +1,6 @@
 /**
  * An imapflow transport for implicit-TLS endpoints over `Deno.connectTls` that reads into 4 MiB
- * slabs, so socket reads never leave pieces in the C allocator's heap (BENCHMARKS.md, "Inbox flood").
+ * slabs, so socket reads leave no pieces in the C allocator's heap (BENCHMARKS.md, Inbox flood).
  */
 import { createStreamsTransport, type ImapTransport } from "imapflow";
 
