@@ -156,15 +156,28 @@ What stays after the flood (same flood, this machine; rest, peak, after):
 - The daemon runs with \`MALLOC_MMAP_THRESHOLD_=4194304\` (\`scripts/start.sh\`, the Dockerfile):
   the mails' 13-25 MB buffers are still unmapped when collected, the per-request buffers of HTTP and
   \`/stream\` (1 MiB at most) stay on glibc's fast path (/stream 1 MiB 0.67-0.70 in the same runs).
-  The table above is this setting. So "near baseline" is not reached for a mail flood: 50-90 MB stay
-  (536 MB before this work).
-- What remains is free memory inside glibc's heap that it does not give back because it is in pieces
-  (the C allocator's own statistics after a flood: 86 MB taken from the system, 28 MB in use).
+  With this alone, 50-90 MB stayed after the flood (536 MB before this work).
+- What remained was free memory inside glibc's heap that it does not give back because it is in
+  pieces (the C allocator's own statistics after a flood: 86 MB taken from the system, 28 MB in use).
   Calling \`malloc_trim(0)\` in the daemon from a debugger brought it from 169 MB to 113 MB, i.e. to
   rest; the daemon cannot call it itself without the FFI permission. The reading pipeline alone
   (parse, dearmor, decrypt, blob), run in one process on the same ten mails with the same threshold,
   leaves 14 MB of \`[heap]\`, so the pieces come from fetching (imapflow over TLS); which
   allocations they are was not found.
+- Fetching each body in windows (\`BODY[]<start.length>\` of 64 KiB, 1, 4 or 8 MiB, copied into one
+  buffer of the announced size, so imapflow never holds a whole literal in socket chunks nor
+  concatenates it) left the same: after 162-188 MB, \`[heap]\` 79-104 MB, against 167-197 MB and
+  84-115 MB for one FETCH of the whole body (16 runs, alternating). The peak fell with 1 MiB windows
+  (472-581 MB against 534-647 MB) but the drain took 0.3 s longer (1.7 s with 64 KiB windows), so
+  it was not kept. The pieces come from the socket reads under imapflow. Outside the daemon (same
+  threshold), reading 250 MB over loopback and keeping nothing left, after a full collection: 253
+  MB of \`[heap]\` through Deno's \`node:net\`, 325-343 MB through \`node:tls\` (10-20 MB after
+  \`malloc_trim(0)\`: free, but resident); with \`Deno.connectTls\`, 67 MB reading into a fresh 64 KiB
+  buffer each time, 3 MB reading into one reused buffer or into views of 4 MiB buffers (mmapped).
+- The table above: imapflow runs over \`Deno.connectTls\` for implicit TLS and reads into views of
+  4 MiB slabs (\`src/transport/slab_transport.ts\`), which glibc maps on their own and unmaps once
+  collected: after 107-108 MB, below rest, \`[heap]\` 17-18 MB, drain 5.8-6.0 s (5 runs). STARTTLS
+  and plaintext endpoints still go through \`node:tls\`/\`node:net\` and keep the pieces.
 `;
 }
 

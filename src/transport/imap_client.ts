@@ -4,6 +4,7 @@
  */
 import { ImapFlow, type ImapFlowOptions } from "imapflow";
 import type { Endpoint } from "./server_params.ts";
+import { slabTlsTransport } from "./slab_transport.ts";
 import { tlsOptionsFor } from "./tls_options.ts";
 
 /** Connection timeouts in ms. */
@@ -43,6 +44,9 @@ export function imapOptions(endpoint: Endpoint, password: string): ImapFlowOptio
     maxLiteralSize: IMAP_MAX_LITERAL_BYTES,
     maxResponseSize: 2 * IMAP_MAX_LITERAL_BYTES,
     clientInfo: { name: "edge-gateway" },
+    // Implicit TLS reads into 4 MiB slabs (slab_transport.ts): node:tls left tens of MB of the C
+    // allocator's heap in pieces after a burst of large mails.
+    ...(endpoint.security === "ssl" ? { transport: slabTlsTransport() } : {}),
   };
 }
 

@@ -4,8 +4,9 @@
  *
  * Trusting a private CA (a test relay's self-signed certificate, an operator's own CA): set
  * `DENO_CERT=/path/to/ca.pem` in the daemon's environment. The Deno runtime reads it at start and
- * adds those certificates to the root store that `node:tls` uses too, so imapflow and nodemailer
- * verify against it without a `ca:` option (measured with Deno 2.9.5 against Postfix/Dovecot:
+ * adds those certificates to the root store that `node:tls` and `Deno.connectTls` use (implicit-TLS
+ * IMAP runs over the latter, slab_transport.ts), so imapflow and nodemailer verify against it
+ * without a `ca:` option (measured with Deno 2.9.5 against Postfix/Dovecot:
  * implicit TLS and STARTTLS, IMAP and SMTP, for `127.0.0.1` and `localhost`; without it the
  * handshake fails with "self-signed certificate", and a trusted certificate whose SAN does not
  * name the host fails with ERR_TLS_CERT_ALTNAME_INVALID). It must be in the environment before
