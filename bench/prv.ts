@@ -14,6 +14,15 @@ import {
 } from "../src/protected_files/prv_encrypt.ts";
 import { CHUNK_SIZE } from "../src/protected_files/prv_format.ts";
 import { openPrvFile } from "../src/protected_files/prv_reader.ts";
+import {
+  type HostMemoryMode,
+  hostMemoryMode,
+  type PageCacheCost,
+  pageCacheCost,
+  requestedModes,
+  withMemoryKept,
+} from "./host_memory.ts";
+import { FLOOR_MAX_BYTES, leastDurableWrite } from "./prv_floor.ts";
 import { writePrvSection } from "./prv_report.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
@@ -61,6 +70,9 @@ export interface SizeResult {
   readonly encRatio4: [number, number, number];
   readonly noFlushRatio: [number, number, number];
   readonly pipeRatio: [number, number, number];
+  /** The least durable writer (bench/prv_floor.ts; up to 16 MiB, else NaN) and its ratio. */
+  readonly leastMs: number;
+  readonly leastRatio: [number, number, number];
   readonly decRatio: [number, number, number];
   readonly decRatio4: [number, number, number];
   readonly rawDec4Ms: number;
@@ -101,6 +113,11 @@ export interface PrvBenchResult {
   readonly wallS: number;
   readonly sizes: SizeResult[];
   readonly large?: LargeResult;
+  /**
+   * Whether this VM's kernel handed free memory back to its host during the run, and what a new
+   * file's page cache cost, written into memory just freed and into memory freed 3 s before.
+   */
+  readonly hostMemory: { readonly mode: HostMemoryMode; readonly pageCache: PageCacheCost };
 }
 
 /** CPU time of this process so far (user + system, all threads), in ms; Linux. */
@@ -313,6 +330,7 @@ async function benchSize(
     rawDec: [],
     rawDec4: [],
     dec: [],
+    least: [],
   } as Record<
     string,
     number[]
@@ -353,6 +371,13 @@ async function benchSize(
         return encryptFileNoFlush(src, bytes, noFlushPath);
       }],
       ["flush", () => flushCost(dir, enc.prvSize)],
+      ...(bytes <= FLOOR_MAX_BYTES
+        ? [["least", async () => {
+          const path = `${src}.least.${i}.prv`;
+          earlierNoFlush.push(path); // removed after the step, untimed
+          return await leastDurableWrite(src, path, aesKey);
+        }]] as [string, () => Promise<number>][]
+        : []),
       ["pipe", () => encryptPipeline(src, bytes)],
       ["copy", () => copyFile(src, `${src}.copy`)],
       ["rawDec", () => rawAes(bytes, true)],
@@ -397,6 +422,8 @@ async function benchSize(
       encRatio4: ratios(t.rawEnc4, t.enc),
       noFlushRatio: ratios(t.rawEnc, t.noFlush),
       pipeRatio: ratios(t.rawEnc, t.pipe),
+      leastMs: m("least"),
+      leastRatio: ratios(t.rawEnc, t.least),
       decRatio: ratios(t.rawDec, t.dec),
       decRatio4: ratios(t.rawDec4, t.dec),
       cpuMsPerMiB: Object.fromEntries(
@@ -499,6 +526,7 @@ export async function prvBench(): Promise<PrvBenchResult> {
   const t0 = performance.now();
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "edge-prv-bench-" });
   try {
+    const hostMemory = { mode: hostMemoryMode(), pageCache: await pageCacheCost(dir) };
     const sizes: SizeResult[] = [];
     let large: LargeResult | undefined;
     for (const mib of SIZES_MIB) {
@@ -521,24 +549,33 @@ export async function prvBench(): Promise<PrvBenchResult> {
       await Deno.remove(enc.path);
     }
     const load: [number, number] = [loadStart, loadAverage()];
-    return { started, load, wallS: (performance.now() - t0) / 1000, sizes, large };
+    const wallS = (performance.now() - t0) / 1000;
+    return { started, load, wallS, sizes, large, hostMemory };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 }
 
-/** Runs the benchmark and writes its section of BENCHMARKS.md. */
 /** Whole runs of the section (`BENCH_PRV_RUNS`, default 3): the machine is shared and noisy. */
 const RUNS = Math.max(1, Number(Deno.env.get("BENCH_PRV_RUNS") ?? 3));
 
-/** Runs the benchmark RUNS times and writes its section of BENCHMARKS.md. */
+/**
+ * Runs the benchmark RUNS times and writes its section of BENCHMARKS.md. `BENCH_HOST_MEMORY`
+ * (root): `keep` runs with free page reporting stopped, `both` does RUNS runs that way first and
+ * then RUNS as the machine is (bench/host_memory.ts); the section's tables show the last run.
+ */
 export async function runPrvSection(
   command = "npx --yes deno@2.9.5 task bench",
 ): Promise<PrvBenchResult[]> {
+  const hostMemory = Deno.env.get("BENCH_HOST_MEMORY");
+  const modes = requestedModes(hostMemory);
+  if (hostMemory) command = `BENCH_HOST_MEMORY=${hostMemory} ${command}`;
   const runs: PrvBenchResult[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    console.log(`prv: run ${i + 1} of ${RUNS}`);
-    runs.push(await prvBench());
+  for (const mode of modes) {
+    for (let i = 0; i < RUNS; i++) {
+      console.log(`prv: run ${i + 1} of ${RUNS} (host memory ${mode})`);
+      runs.push(mode === "kept" ? await withMemoryKept(prvBench) : await prvBench());
+    }
   }
   await writePrvSection(runs, command);
   return runs;

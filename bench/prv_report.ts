@@ -34,6 +34,11 @@ function rows(s: SizeResult): string {
     `| ${size(b)} | encrypt pipeline, output dropped | | | | ${mbps(b, s.pipeMs)} | ${
       r2(s.pipeRatio)
     } | | | | |`,
+    ...(Number.isNaN(s.leastMs) ? [] : [
+      `| ${size(b)} | least durable writer (bench only) | | | | ${mbps(b, s.leastMs)} | ${
+        r2(s.leastRatio)
+      } | | | | |`,
+    ]),
     `| ${size(b)} | decrypt-stream | ${mbps(b, s.rawDecMs)} | ${mbps(b, s.rawDec4Ms)} | ${
       mbps(b, s.rawOneDecMs)
     } | ${mbps(b, s.decMs)} | ${target(s.decRatio)} | ${r2(s.decRatio4)} | ${
@@ -111,10 +116,21 @@ function spread(runs: PrvBenchResult[]): string {
       `| ${s}: encrypt to file (≥ 0.8) | ${per((r) => at(r).encRatio[0].toFixed(2))} |`,
       `| ${s}: encrypt to file, no flush | ${per((r) => at(r).noFlushRatio[0].toFixed(2))} |`,
       `| ${s}: encrypt pipeline | ${per((r) => at(r).pipeRatio[0].toFixed(2))} |`,
+      ...(Number.isNaN(at(runs[0]).leastMs) ? [] : [
+        `| ${s}: least durable writer | ${per((r) => at(r).leastRatio[0].toFixed(2))} |`,
+      ]),
       `| ${s}: decrypt-stream (≥ 0.8) | ${per((r) => at(r).decRatio[0].toFixed(2))} |`,
     );
   }
+  const cost = (r: PrvBenchResult) =>
+    `${r.hostMemory.pageCache.warmMsPerMiB.toFixed(2)} / ${
+      r.hostMemory.pageCache.coldMsPerMiB.toFixed(2)
+    }`;
   lines.push(
+    `| host memory: free pages handed back to the VM's host | ${per((r) => r.hostMemory.mode)} |`,
+    `| new 1 GiB file's page cache, ms per MiB: memory just freed / freed 3 s before | ${
+      per(cost)
+    } |`,
     `| machine load (1-min average, 2 cores) at start → end | ${
       per((r) => `${r.load[0].toFixed(1)} → ${r.load[1].toFixed(1)}`)
     } |`,
@@ -131,6 +147,47 @@ function spread(runs: PrvBenchResult[]): string {
   return `| target (median ratio vs raw, or value) | run 1 · run 2 · … |\n| --- | --- |\n${
     lines.join("\n")
   }`;
+}
+
+/** The median of `xs` (two decimals), or "–" when empty. */
+const mid = (xs: number[]) =>
+  xs.length === 0 ? "–" : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)].toFixed(2);
+
+/**
+ * The note on this VM's memory: what free page reporting costs a new file, and, when runs were
+ * made both ways, the encrypt-to-file ratio per size with memory kept and as the VM runs.
+ */
+function hostMemoryNote(runs: PrvBenchResult[]): string {
+  const kept = runs.filter((r) => r.hostMemory.mode === "kept");
+  const reported = runs.filter((r) => r.hostMemory.mode === "reported");
+  const cold = mid(runs.map((r) => r.hostMemory.pageCache.coldMsPerMiB));
+  const warm = mid(runs.map((r) => r.hostMemory.pageCache.warmMsPerMiB));
+  if (runs.every((r) => r.hostMemory.mode === "absent")) {
+    return `- Host memory: this kernel has no free page reporting (nothing is handed back to a
+  hypervisor); a new 1 GiB file's page cache cost ${warm} ms per MiB into memory just freed and ${cold} ms
+  per MiB into memory freed 3 s before.`;
+  }
+  let text = `- Host memory. This VM hands free memory back to its host (virtio-balloon free page
+  reporting, \`/sys/module/page_reporting\`), and touching such memory again costs a fault in
+  the host: a new 1 GiB file's page cache cost ${cold} ms per MiB written into memory freed 3 s
+  before and ${warm} ms per MiB into memory just freed (medians of the runs; the row "new 1 GiB
+  file's page cache" above; the kernel keeps a few hundred MiB of freed memory unreported, so a
+  smaller file rarely pays it). Raw AES works on buffers in memory it already holds and never pays this; the
+  \`.prv\` and the I/O floor's copy are new files and pay it whenever the kernel gives them
+  reported memory, which is why the 1 GiB encrypt row moves most between runs.
+  Runs marked \`kept\` were made with reporting stopped for the run (\`BENCH_HOST_MEMORY=keep\`
+  or \`both\`, as root: the kernel's \`page_reporting_order\` set above its largest block, put
+  back afterwards), so memory stays the guest's as on a gateway without a hypervisor; runs marked
+  \`reported\` leave the machine as it is.`;
+  if (kept.length > 0 && reported.length > 0) {
+    const per = runs[0].sizes.map((s, i) =>
+      `${size(s.bytes)} ${mid(kept.map((r) => r.sizes[i].encRatio[0]))} kept against ${
+        mid(reported.map((r) => r.sizes[i].encRatio[0]))
+      } reported`
+    ).join(", ");
+    text += ` Encrypt to file, median ratio of the runs: ${per}.`;
+  }
+  return text;
 }
 
 /** What removing an existing `.prv` took, per size (what replacing one adds). */
@@ -186,6 +243,11 @@ written before the rounds; every temporary file is removed after.
 - **encrypt pipeline**: \`encryptPrv\` from the opened file to a sink that drops the bytes: the
   same reading, hashing and sealing without the write and the flush (through a sink, so copied for
   hashing as in the row above).
+- **least durable writer** (bench only, up to 16 MiB: \`bench/prv_floor.ts\`): the least any
+  writer of the same durable result must do, with nothing of ours in it: the file read at once,
+  all its chunks sealed in flight together, the plaintext's SHA-256 while they seal, one write,
+  \`fdatasync\` with the output's SHA-256 beside it, rename, directory fsync; no header, no key
+  derivation. It bounds what any change to the writer could reach here.
 - **decrypt-stream**: \`openPrvFile\` (header MAC, final chunk) then \`reader.stream()\` read to
   the end by a consumer that drops the bytes.
 
@@ -242,7 +304,9 @@ Notes:
     r2(small.noFlushRatio)
   } of raw, and with no file at all (pipeline) at ${
     r2(small.pipeRatio)
-  }. What the writer does about the fixed cost: the first batch is read while the keys are
+  }; the least durable writer (row above), with no header, no key derivation and every step
+  overlapped, reaches ${r2(small.leastRatio)}: the target is out of reach of any writer at this
+  size on this machine, not only of ours. What the writer does about the fixed cost: the first batch is read while the keys are
   derived and the temporary file created, the header goes out in the same write as the chunks,
   the end-of-source check runs beside the sealing, and a one-batch file hashes both only while the
   final \`fdatasync\` runs. That fixed per-file cost, not throughput, is what the ${
@@ -251,11 +315,7 @@ Notes:
     size(small.bytes)
   } decrypt ratio likewise carries the open (header MAC, key derivation, final chunk: most of the
   time to first byte above).
-- This VM makes fresh memory slow to touch (it hands free memory back to its host: virtio-balloon
-  free page reporting): measured apart, writing 1 GiB to a new file took about 1.8 s of CPU when
-  the memory for its page cache had not been used for a few seconds, 0.25 s when the previous
-  write had just freed it. The written \`.prv\` and the I/O floor's copy both pay it, by chance of
-  timing, which is why the 1 GiB encrypt rows move most between runs.
+${hostMemoryNote(runs)}
 - The daemon's \`secure_send_file\` reads the checked file at offsets straight into the batches
   (\`AttachableFile.readAt\`), which measured apart runs as fast as the opened \`Deno.FsFile\`
   measured here (1 MiB: 3.06 against 3.12 ms; 100 MiB: 282 against 292 ms, loaded machine). Until
