@@ -13,3 +13,24 @@ export function collectYoungGarbage(): boolean {
   gc({ type: "minor" });
   return true;
 }
+
+/**
+ * Counts chunks that became garbage across every stream of the process and runs
+ * collectYoungGarbage() once per `every` of them: many short streams (1 MiB views) add up like
+ * one long one, so their buffers are collected young instead of pushing V8 into major GCs.
+ */
+export class YoungGarbageHint {
+  #count = 0;
+
+  constructor(readonly every: number) {}
+
+  /** Notes one more chunk of garbage; runs the hint on every `every`-th. */
+  note(): void {
+    if (++this.#count % this.every === 0) collectYoungGarbage();
+  }
+
+  /** Starts counting afresh (tests). */
+  reset(): void {
+    this.#count = 0;
+  }
+}

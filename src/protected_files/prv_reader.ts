@@ -3,7 +3,7 @@
  * then decrypt any chunk on its own, so a whole file or any byte range streams chunk by chunk.
  */
 import { deriveKeys, openChunk, type PrvKeys, verifyHeader } from "./prv_crypto.ts";
-import { collectYoungGarbage } from "./gc_hint.ts";
+import { YoungGarbageHint } from "./gc_hint.ts";
 import { bytesSource, fileSource, type PrvSource } from "./prv_source.ts";
 import {
   CHUNK_SIZE,
@@ -29,6 +29,12 @@ export const RUNS_AHEAD = 2;
 export const DECRYPTS_IN_FLIGHT = 4;
 /** Chunks between two young-garbage collections while streaming (4 MiB; see gc_hint.ts). */
 export const GC_HINT_CHUNKS = 64;
+/**
+ * The streams' hint, shared by every stream of the process: a 1 MiB view delivers 16 chunks, so
+ * counted per stream it never fired, and the decrypted buffers of many views started V8's major
+ * GCs instead (one every ~60 views, ~0.4 ms of CPU per view in all: BENCHMARKS.md `/stream`).
+ */
+export const STREAM_GC_HINT = new YoungGarbageHint(GC_HINT_CHUNKS);
 
 /** A plaintext range `[start, end)` (Blob.slice style: HTTP `bytes=a-b` is `{a, b + 1}`). */
 export interface PlainRange {
@@ -228,7 +234,6 @@ class Reader implements PrvReader {
     // run k + RUNS_AHEAD starts only after pull() has awaited every chunk of run k.
     const buffers = Array.from({ length: RUNS_AHEAD }, () => new Uint8Array(0));
     let runNo = 0;
-    let delivered = 0;
     const fill = () => {
       while (runs.length < RUNS_AHEAD && next <= last) {
         const count = Math.min(runLength, last - next + 1);
@@ -284,7 +289,7 @@ class Reader implements PrvReader {
               controller.close();
               finish(true);
             }
-            if (++delivered % GC_HINT_CHUNKS === 0) collectYoungGarbage();
+            STREAM_GC_HINT.note();
           }
           fill(); // only now: the next run may reuse this run's read buffer
         } catch (err) {

@@ -41,7 +41,9 @@ export async function fileSource(file: Deno.FsFile, size?: number): Promise<PrvS
   size ??= (await file.stat()).size;
   let tail: Promise<unknown> = Promise.resolve();
   const readAt = async (position: number, length: number, into?: Uint8Array) => {
-    await file.seek(position, Deno.SeekMode.Start);
+    // lseek only sets the offset (no I/O): done here, it saves a round trip through the
+    // runtime's blocking pool per read; the read itself stays asynchronous (it may hit the disk).
+    file.seekSync(position, Deno.SeekMode.Start);
     const out = into && into.byteLength >= length
       ? into.subarray(0, length)
       : new Uint8Array(length);

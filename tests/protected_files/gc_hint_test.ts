@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ENCRYPT_GC_HINT_CHUNKS, encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
 import { daemonFlags } from "../_helpers/permissions.ts";
 import { CHUNK_SIZE } from "../../src/protected_files/prv_format.ts";
-import { GC_HINT_CHUNKS, openPrv } from "../../src/protected_files/prv_reader.ts";
+import { GC_HINT_CHUNKS, openPrv, STREAM_GC_HINT } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource } from "../../src/protected_files/prv_source.ts";
 import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 
@@ -53,10 +53,27 @@ Deno.test("stream() asks for a minor GC every GC_HINT_CHUNKS chunks when gc is e
   const plain = randomBytes(chunks * CHUNK_SIZE);
   const { prv, enc } = await encryptBytes(plain);
   const reader = await openPrv(bytesSource(prv), enc.cek);
+  STREAM_GC_HINT.reset();
   await withFakeGc(async (calls) => {
     let n = 0;
     for await (const part of reader.stream()) n += part.byteLength;
     assert.equal(n, plain.byteLength);
+    assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
+  });
+});
+
+Deno.test("short streams add up: 16-chunk views ask for a minor GC every GC_HINT_CHUNKS chunks in all", async () => {
+  const plain = randomBytes(16 * CHUNK_SIZE);
+  const { prv, enc } = await encryptBytes(plain);
+  const views = GC_HINT_CHUNKS / 16 * 2 + 1; // two hints' worth, and one view more
+  STREAM_GC_HINT.reset();
+  await withFakeGc(async (calls) => {
+    for (let v = 0; v < views; v++) {
+      const reader = await openPrv(bytesSource(prv), enc.cek);
+      let n = 0;
+      for await (const part of reader.stream()) n += part.byteLength;
+      assert.equal(n, plain.byteLength);
+    }
     assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
   });
 });
