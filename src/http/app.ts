@@ -2,7 +2,7 @@
  * The Hono application: the five routes of SPEC §4, CORS as one optional middleware, and JSON
  * answers for unknown paths (404), wrong methods (405) and unexpected failures (500). Its
  * `serverFetch` is the handler for `Deno.serve`: `app.fetch` plus, without CORS, the `POST /rpc`
- * fast path of `fast_fetch.ts`.
+ * and `GET /stream/<id>` fast paths of `fast_fetch.ts`.
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
@@ -16,10 +16,10 @@ import type { ViewerDeps } from "../viewer/stream.ts";
 import { AuthRateLimit, authRateLimit } from "./auth_rate_limit.ts";
 import { BodyReadError } from "./body.ts";
 import { eventsHandler } from "./events_route.ts";
-import { type FetchHandler, withRpcFastPath } from "./fast_fetch.ts";
+import { type FetchHandler, withFastPaths } from "./fast_fetch.ts";
 import { healthHandler, type HealthReport } from "./health_route.ts";
 import { rpcRequestHandler } from "./rpc_route.ts";
-import { authHandler, streamHandler, viewerAuth } from "./viewer_routes.ts";
+import { authHandler, streamRequestHandler } from "./viewer_routes.ts";
 
 const log = logger("http");
 
@@ -61,8 +61,9 @@ function methodNotAllowed(path: keyof typeof ROUTES) {
 /** The Hono app plus the handler to give `Deno.serve`. */
 export type GatewayApp = Hono & {
   /**
-   * What `Deno.serve` should call: `POST /rpc` bypasses Hono's routing when CORS is off (same
-   * answers, byte for byte); everything else, and everything under `--cors`, is `app.fetch`.
+   * What `Deno.serve` should call: `POST /rpc` and `GET /stream/<id>` bypass Hono's routing when
+   * CORS is off (same answers, byte for byte); everything else, and everything under `--cors`,
+   * is `app.fetch`.
    */
   readonly serverFetch: FetchHandler;
 };
@@ -91,11 +92,8 @@ export function createApp(deps: AppDeps): GatewayApp {
     authRateLimit(deps.authRateLimit ?? new AuthRateLimit()),
     authHandler(deps.viewer.sessions),
   );
-  app.get(
-    "/stream/:msg_id",
-    viewerAuth(deps.viewer.sessions),
-    streamHandler(deps.viewer, deps.services.events),
-  );
+  const stream = streamRequestHandler(deps.viewer, deps.services.events);
+  app.get("/stream/:msg_id", (c) => stream(c.req.raw, c.req.param("msg_id") ?? ""));
   for (const path of Object.keys(ROUTES) as (keyof typeof ROUTES)[]) {
     app.all(path, methodNotAllowed(path));
   }
@@ -109,6 +107,18 @@ export function createApp(deps: AppDeps): GatewayApp {
     logFailure(c.req.method, c.req.path, err);
     return c.json(INTERNAL_ERROR, 500);
   });
-  const serverFetch: FetchHandler = deps.cors ? app.fetch : withRpcFastPath(app.fetch, rpc);
+  /** The stream route without Hono: a failure gets the app's 500 answer and log line. */
+  const streamFast = (req: Request, msgId: string) =>
+    stream(req, msgId).catch((err) => {
+      logFailure(req.method, `/stream/${msgId}`, err);
+      // Built like Hono's `c.json` (not Response.json), so the bytes equal the route's onError.
+      return new Response(JSON.stringify(INTERNAL_ERROR), {
+        status: 500,
+        headers: { "Content-Type": "application/json" },
+      });
+    });
+  const serverFetch: FetchHandler = deps.cors
+    ? app.fetch
+    : withFastPaths(app.fetch, { rpc, stream: streamFast });
   return Object.assign(app, { serverFetch });
 }

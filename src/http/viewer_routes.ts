@@ -1,8 +1,10 @@
 /**
- * Viewer routes (SPEC §5): `POST /auth` binds the single viewer session; `GET /stream/:msg_id`,
- * behind one bearer-token middleware, streams decrypted plaintext with a sniffed Content-Type.
+ * Viewer routes (SPEC §5): `POST /auth` binds the single viewer session; `GET /stream/:msg_id`
+ * checks the bearer token and streams decrypted plaintext with a sniffed Content-Type. The
+ * stream handler takes a plain `Request` (no framework), so the app's fast path
+ * (`fast_fetch.ts`) and its Hono route answer alike.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { ViewerAuthError, type ViewerSessions } from "../viewer/session.ts";
@@ -84,16 +86,25 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-/** Middleware: 401 with `WWW-Authenticate: Bearer` unless the request has the session token. */
-export function viewerAuth(sessions: ViewerSessions): MiddlewareHandler {
-  return async (c, next) => {
-    const result = sessions.check(bearerToken(c.req.header("authorization")));
-    if (result === "ok") return await next();
-    const challenge = result === "missing"
-      ? 'Bearer realm="edge-gateway"'
-      : `Bearer realm="edge-gateway", error="invalid_token", error_description="token ${result}"`;
-    return c.json({ error: `viewer token ${result}` }, 401, { "WWW-Authenticate": challenge });
-  };
+/** A JSON answer, as Hono's `c.json` gives it (`content-type: application/json`). */
+function json(body: unknown, status: number, headers?: Record<string, string>): Response {
+  return Response.json(body, { status, headers });
+}
+
+/**
+ * The 401 answer (with `WWW-Authenticate: Bearer`) for a request whose `Authorization` header
+ * does not carry the session token; undefined when it does.
+ */
+export function viewerAuthFailure(
+  sessions: ViewerSessions,
+  authorization: string | null | undefined,
+): Response | undefined {
+  const result = sessions.check(bearerToken(authorization ?? undefined));
+  if (result === "ok") return undefined;
+  const challenge = result === "missing"
+    ? 'Bearer realm="edge-gateway"'
+    : `Bearer realm="edge-gateway", error="invalid_token", error_description="token ${result}"`;
+  return json({ error: `viewer token ${result}` }, 401, { "WWW-Authenticate": challenge });
 }
 
 /** Header stating the owner's download rule on `/stream` (`allow_download=false`). */
@@ -128,11 +139,15 @@ export function parseRange(
   return { start, end: last + 1 };
 }
 
-const notFound = (c: Context) => c.json({ error: "message or file not found" }, 404);
-const decryptFailed = (c: Context) => c.json({ error: "decryption failed" }, 500);
+const notFound = () => json({ error: "message or file not found" }, 404);
+const decryptFailed = () => json({ error: "decryption failed" }, 500);
+
+/** `GET /stream/:msg_id` on a plain request: the request and the `msg_id` path segment. */
+export type StreamRequestHandler = (req: Request, rawMsgId: string) => Promise<Response>;
 
 /**
- * `GET /stream/:msg_id` (after `viewerAuth`): 404 for a non-integer id or a missing message or
+ * `GET /stream/:msg_id`: 401 without the session's bearer token (viewerAuthFailure), 404 for a
+ * non-integer id or a missing message or
  * file, 403 `{error, state, reason}` when access is not active (revoked, expired, requested, …),
  * 500 when decryption fails before the first byte; otherwise 200 with the plaintext (or 206 for
  * a `Range`), `Content-Length` when known, `Cache-Control: no-store` and `Content-Disposition:
@@ -140,27 +155,28 @@ const decryptFailed = (c: Context) => c.json({ error: "decryption failed" }, 500
  * `X-Prv-Allow-Download: false` header states the rule). Emits ViewerFileStreamed when the whole
  * file has been sent. Plaintext is never written to disk.
  */
-export function streamHandler(viewer: ViewerDeps, events: EventSink) {
-  return async (c: Context): Promise<Response> => {
-    const raw = c.req.param("msg_id") ?? "";
-    if (!/^\d{1,10}$/.test(raw) || Number(raw) > U32_MAX) return notFound(c);
+export function streamRequestHandler(viewer: ViewerDeps, events: EventSink): StreamRequestHandler {
+  return async (req, raw) => {
+    const denied = viewerAuthFailure(viewer.sessions, req.headers.get("authorization"));
+    if (denied !== undefined) return denied;
+    if (!/^\d{1,10}$/.test(raw) || Number(raw) > U32_MAX) return notFound();
     const msgId = Number(raw);
     let file: ProtectedFile | undefined;
     let sniffed: SniffedStream | undefined;
     const onEnd = (bytes: number) => events.publish({ kind: "ViewerFileStreamed", msgId, bytes });
     try {
       file = await viewer.openProtectedFile(msgId);
-      if (file === undefined) return notFound(c);
+      if (file === undefined) return notFound();
       if (file.mime === undefined) sniffed = await sniffStream(file.plaintext, onEnd);
     } catch (err) {
       if (err instanceof AccessDeniedError) {
-        return c.json({ error: err.message, state: err.state, reason: err.reason }, 403, {
+        return json({ error: err.message, state: err.state, reason: err.reason }, 403, {
           "Cache-Control": "no-store",
         });
       }
       if (!(err instanceof DecryptError)) throw err;
       log.warn("decryption failed", { msgId, error: err.message });
-      return decryptFailed(c);
+      return decryptFailed();
     }
     const f = file;
     /** Releases the plaintext when another body (or none) is sent. */
@@ -175,15 +191,15 @@ export function streamHandler(viewer: ViewerDeps, events: EventSink) {
     const size = f.size;
     if (f.slice !== undefined && size !== undefined) headers["Accept-Ranges"] = "bytes";
     const range = f.slice !== undefined && size !== undefined
-      ? parseRange(c.req.header("range"), size)
+      ? parseRange(req.headers.get("range") ?? undefined, size)
       : undefined;
     if (range === "unsatisfiable") {
       await unread();
-      return c.json({ error: "range not satisfiable" }, 416, {
+      return json({ error: "range not satisfiable" }, 416, {
         "Content-Range": `bytes */${size}`,
       });
     }
-    if (c.req.method === "HEAD") {
+    if (req.method === "HEAD") {
       await unread();
       if (size !== undefined) headers["Content-Length"] = String(size);
       return new Response(null, { headers });

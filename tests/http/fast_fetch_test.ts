@@ -1,10 +1,11 @@
 /**
- * Tests of the `POST /rpc` fast path (`withRpcFastPath`, `createApp().serverFetch`): it answers
+ * Tests of the `POST /rpc` fast path (`withFastPaths`, `createApp().serverFetch`): it answers
  * byte for byte as the Hono route does, in process and over a real `Deno.serve`, and leaves
- * every other request (other paths, other methods, `/rpc?…`, `/rpcx`) to the app.
+ * every other request (other paths, other methods, `/rpc?…`, `/rpcx`) to the app. The
+ * `GET /stream/<id>` fast path: tests/http/stream_fast_path_test.ts.
  */
 import assert from "node:assert/strict";
-import { isExactRpcUrl, withRpcFastPath } from "../../src/http/fast_fetch.ts";
+import { exactStreamId, isExactRpcUrl, withFastPaths } from "../../src/http/fast_fetch.ts";
 import { MAX_RPC_BODY_BYTES } from "../../src/http/rpc_route.ts";
 import { setLogSink } from "../../src/log.ts";
 import { testApp } from "./_app.ts";
@@ -160,11 +161,17 @@ Deno.test("serverFetch leaves other paths, other methods and near-misses to the 
   }
 });
 
-Deno.test("withRpcFastPath() routes exactly POST /rpc to the RPC handler", async () => {
+Deno.test("withFastPaths() routes exactly POST /rpc and GET /stream/<id>, the rest to the app", async () => {
   const seen: string[] = [];
-  const handler = withRpcFastPath(
+  const handler = withFastPaths(
     (req) => (seen.push(`app ${req.method} ${req.url}`), new Response("app")),
-    (req) => (seen.push(`rpc ${req.method} ${req.url}`), Promise.resolve(new Response("rpc"))),
+    {
+      rpc: (req) => (seen.push(`rpc ${req.method} ${req.url}`), Promise.resolve(new Response())),
+      stream: (
+        req,
+        id,
+      ) => (seen.push(`stream ${id} ${req.method}`), Promise.resolve(new Response())),
+    },
   );
   const urls = [
     ["POST", "http://127.0.0.1:7397/rpc"],
@@ -175,6 +182,14 @@ Deno.test("withRpcFastPath() routes exactly POST /rpc to the RPC handler", async
     ["POST", "http://127.0.0.1:7397/rpc/"],
     ["POST", "http://127.0.0.1:7397/x/rpc"],
     ["POST", "http://127.0.0.1:7397/"],
+    ["GET", "http://127.0.0.1:7397/stream/12"],
+    ["GET", "http://[::1]:7397/stream/4294967295"],
+    ["HEAD", "http://127.0.0.1:7397/stream/12"],
+    ["POST", "http://127.0.0.1:7397/stream/12"],
+    ["GET", "http://127.0.0.1:7397/stream/12?x=1"],
+    ["GET", "http://127.0.0.1:7397/stream/12/"],
+    ["GET", "http://127.0.0.1:7397/stream/abc"],
+    ["GET", "http://127.0.0.1:7397/stream/12345678901"],
   ];
   for (const [method, url] of urls) await (await handler(new Request(url, { method }))).text();
   assert.deepEqual(seen, [
@@ -186,7 +201,34 @@ Deno.test("withRpcFastPath() routes exactly POST /rpc to the RPC handler", async
     "app POST http://127.0.0.1:7397/rpc/",
     "app POST http://127.0.0.1:7397/x/rpc",
     "app POST http://127.0.0.1:7397/",
+    "stream 12 GET",
+    "stream 4294967295 GET",
+    "app HEAD http://127.0.0.1:7397/stream/12",
+    "app POST http://127.0.0.1:7397/stream/12",
+    "app GET http://127.0.0.1:7397/stream/12?x=1",
+    "app GET http://127.0.0.1:7397/stream/12/",
+    "app GET http://127.0.0.1:7397/stream/abc",
+    "app GET http://127.0.0.1:7397/stream/12345678901",
   ]);
+});
+
+Deno.test("exactStreamId() takes the digits of a /stream/<id> path only", () => {
+  assert.equal(exactStreamId("http://127.0.0.1:7397/stream/7"), "7");
+  assert.equal(exactStreamId("http://localhost/stream/0012"), "0012");
+  for (
+    const url of [
+      "http://localhost/stream/",
+      "http://localhost/stream/7?",
+      "http://localhost/stream/7#x",
+      "http://localhost/stream/%37",
+      "http://localhost/x/stream/7",
+      "http://localhost/stream/7/8",
+      "http://localhost/streams/7",
+      "localhost/stream/7",
+    ]
+  ) {
+    assert.equal(exactStreamId(url), undefined, url);
+  }
 });
 
 Deno.test("isExactRpcUrl() matches the path /rpc only", () => {
