@@ -141,7 +141,7 @@ export class PrvOwner {
   }
 
   /** The CEK of a sent file (stored wrapped under the device key). */
-  cekOf(sent: SentFileRecord): Uint8Array {
+  cekOf(sent: Pick<SentFileRecord, "fileUid" | "cek">): Uint8Array {
     return deviceWrap(this.d.deviceKey, "cek", sent.fileUid, sent.cek);
   }
 

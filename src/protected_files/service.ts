@@ -278,12 +278,13 @@ export class ProtectedFiles implements ProtectedFileReceiver {
    * asks the owner first and is `requested`).
    */
   async open(msgId: number): Promise<OpenedFile | undefined> {
-    const m = this.d.ctx.store.msgs.get(msgId);
+    // Narrow lookups (three message columns; the sent file's key fields): this runs per request.
+    const m = this.d.ctx.store.msgs.fileOf(msgId);
     if (m === undefined || m.file === "" || !m.file.endsWith(".prv")) return undefined;
     const path = blobPath(this.d.ctx.blobDir, m.file);
     const store = this.d.ctx.store.protectedFiles;
     if (m.fromId === ContactId.SELF) {
-      const sent = store.sentByHashPrefix(m.file.slice(0, 32));
+      const sent = store.sentKeyByHashPrefix(m.file.slice(0, 32));
       if (sent === undefined) return undefined;
       return {
         path,

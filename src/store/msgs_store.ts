@@ -150,6 +150,18 @@ function toValue(field: keyof MessageRecord, value: unknown): SqlValue {
 export class MsgsStore {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Who sent message `id`, its chat and its file (blob name, or ""), or undefined: three columns
+   * instead of the whole row, for the viewer's per-request lookup.
+   */
+  fileOf(id: number): Pick<MessageRecord, "fromId" | "chatId" | "file"> | undefined {
+    const r = this.db.get<{ from_id: number; chat_id: number; file: string }>(
+      "SELECT from_id, chat_id, file FROM msgs WHERE id = ?",
+      id,
+    );
+    return r && { fromId: r.from_id, chatId: r.chat_id, file: r.file };
+  }
+
   /** The message with this id, or undefined. */
   get(id: number): MessageRecord | undefined {
     return toRecord(this.db.get(`${SELECT} WHERE id = ?`, id));

@@ -211,6 +211,26 @@ export class ProtectedFilesStore {
     return r && sentOf(r);
   }
 
+  /**
+   * sentByHashPrefix() with only what opening the file needs (id, file uid, wrapped CEK, name):
+   * the viewer's per-request lookup, without the file_pdu and the rest.
+   */
+  sentKeyByHashPrefix(
+    prefix: string,
+  ): Pick<SentFileRecord, "id" | "fileUid" | "cek" | "name"> | undefined {
+    const r = this.db.get<Row>(
+      "SELECT id, file_uid, cek, name FROM prv_sent WHERE prv_sha256 >= ? AND prv_sha256 < ? " +
+        "ORDER BY id DESC LIMIT 1",
+      ...hashRange(prefix),
+    );
+    return r && {
+      id: r.id as number,
+      fileUid: r.file_uid as string,
+      cek: bytes(r.cek),
+      name: r.name as string,
+    };
+  }
+
   /** The newest sent file whose `.prv` hash starts with `prefix` (a blob name's 32 hex). */
   sentByHashPrefix(prefix: string): SentFileRecord | undefined {
     const r = this.db.get<Row>(

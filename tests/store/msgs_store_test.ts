@@ -139,3 +139,24 @@ Deno.test("MsgsStore.waitingForJoin() lists our unrendered pending messages; set
     assert.deepEqual(s.msgs.waitingForJoin().map((m) => m.id), [wait2]);
   });
 });
+
+Deno.test("MsgsStore.fileOf() reads the sender, chat and file of one message only", () => {
+  withStore((s) => {
+    const id = s.msgs.insert({
+      chatId: 12,
+      fromId: 1,
+      state: 20,
+      timestamp: 5,
+      text: "a long text the viewer never needs",
+      file: "0123456789abcdef0123456789abcdef.prv",
+    });
+    const bare = s.msgs.insert({ chatId: 12, fromId: 11, state: 10, timestamp: 6 });
+    assert.deepEqual(s.msgs.fileOf(id), {
+      fromId: 1,
+      chatId: 12,
+      file: "0123456789abcdef0123456789abcdef.prv",
+    });
+    assert.deepEqual(s.msgs.fileOf(bare), { fromId: 11, chatId: 12, file: "" });
+    assert.equal(s.msgs.fileOf(bare + 1), undefined);
+  });
+});

@@ -70,3 +70,26 @@ Deno.test("a hash prefix is compared as text: no wildcard, nothing matched by a 
     assert.equal(s.protectedFiles.sentByHashPrefix(h)?.prvSha256, h);
   });
 });
+
+Deno.test("sentKeyByHashPrefix() gives the newest match's id, uid, wrapped key and name", () => {
+  withStore((s) => {
+    const a = `${"cd".repeat(16)}${hex("1").slice(32)}`;
+    const b = `${"cd".repeat(16)}${hex("2").slice(32)}`;
+    s.protectedFiles.insertSent(sent(a, "u1"), []);
+    const newer = s.protectedFiles.insertSent(
+      { ...sent(b, "u2"), cek: new Uint8Array(32).fill(7), name: "plan.png" },
+      [],
+    );
+    const full = s.protectedFiles.sentByHashPrefix(a.slice(0, 32))!;
+    assert.deepEqual(s.protectedFiles.sentKeyByHashPrefix(a.slice(0, 32)), {
+      id: newer,
+      fileUid: "u2",
+      cek: new Uint8Array(32).fill(7),
+      name: "plan.png",
+    });
+    assert.equal(full.id, newer);
+    for (const probe of ["%", `${a.slice(0, 31)}_`, hex("e").slice(0, 32)]) {
+      assert.equal(s.protectedFiles.sentKeyByHashPrefix(probe), undefined, probe);
+    }
+  });
+});
