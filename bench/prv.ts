@@ -23,6 +23,7 @@ import {
   withMemoryKept,
 } from "./host_memory.ts";
 import { FLOOR_MAX_BYTES, leastDurableWrite } from "./prv_floor.ts";
+import { ivOf, randomAesKey } from "./raw_aes.ts";
 import { writePrvSection } from "./prv_report.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
@@ -141,18 +142,7 @@ async function writePlaintext(path: string, bytes: number): Promise<void> {
   }
 }
 
-const aesKey = await crypto.subtle.importKey(
-  "raw",
-  crypto.getRandomValues(new Uint8Array(32)),
-  "AES-GCM",
-  false,
-  ["encrypt", "decrypt"],
-);
-const ivOf = (i: number) => {
-  const iv = new Uint8Array(12);
-  new DataView(iv.buffer).setUint32(8, i);
-  return iv;
-};
+const aesKey = await randomAesKey();
 const windowChunks = WINDOW / CHUNK_SIZE;
 /** The window encrypted once, chunk by chunk: what the raw decrypt baseline decrypts. */
 const sealedWindow: Uint8Array<ArrayBuffer>[] = [];

@@ -20,6 +20,7 @@ import { freePort } from "../tests/_helpers/ports.ts";
 import { makeTempDir } from "../tests/_helpers/temp.ts";
 import { HttpGetClient } from "./http_get.ts";
 import { median, quantile } from "./prv.ts";
+import { randomAesKey } from "./raw_aes.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MiB = 1 << 20;
@@ -271,13 +272,7 @@ export async function runPrvStreamSection(
     body: JSON.stringify({ device_fingerprint: fingerprint }),
   });
   const token = (await auth.json()).token as string;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    crypto.getRandomValues(new Uint8Array(32)),
-    "AES-GCM",
-    false,
-    ["encrypt", "decrypt"],
-  );
+  const key = await randomAesKey();
   const sealed: Uint8Array<ArrayBuffer>[] = [];
   for (let i = 0; i < 64; i++) {
     sealed.push(

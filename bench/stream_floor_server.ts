@@ -5,23 +5,14 @@
  * or header: what no HTTP server streaming the same decryption can go below on this machine.
  *   deno run --allow-net=127.0.0.1 bench/stream_floor_server.ts PORT MIB
  */
+import { ivOf, randomAesKey } from "./raw_aes.ts";
+
 const port = Number(Deno.args[0] ?? 7398);
 const bytes = Number(Deno.args[1] ?? 1) * (1 << 20);
 const CHUNK = 65_536;
 const IN_FLIGHT = 4;
 
-const key = await crypto.subtle.importKey(
-  "raw",
-  crypto.getRandomValues(new Uint8Array(32)),
-  "AES-GCM",
-  false,
-  ["encrypt", "decrypt"],
-);
-const ivOf = (i: number) => {
-  const iv = new Uint8Array(12);
-  new DataView(iv.buffer).setUint32(8, i);
-  return iv;
-};
+const key = await randomAesKey();
 const count = Math.ceil(bytes / CHUNK);
 const sealed: ArrayBuffer[] = [];
 for (let i = 0; i < count; i++) {

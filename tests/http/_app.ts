@@ -68,3 +68,23 @@ export function postRpc(
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return Promise.resolve(app.request("/rpc", { method: "POST", headers, body: text }));
 }
+
+/** Status, every header, and the body bytes (hex): what "byte for byte" compares. */
+export async function snapshot(res: Response) {
+  return {
+    status: res.status,
+    headers: [...res.headers],
+    body: [...new Uint8Array(await res.arrayBuffer())]
+      .map((b) => b.toString(16).padStart(2, "0")).join(""),
+  };
+}
+
+/** A viewer token from `POST /auth` with the test device's fingerprint. */
+export async function viewerToken(app: ReturnType<typeof testApp>["app"]): Promise<string> {
+  const res = await app.request("/auth", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ device_fingerprint: TEST_FINGERPRINT }),
+  });
+  return (await res.json()).token;
+}

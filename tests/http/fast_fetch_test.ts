@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { exactStreamId, isExactRpcUrl, withFastPaths } from "../../src/http/fast_fetch.ts";
 import { MAX_RPC_BODY_BYTES } from "../../src/http/rpc_route.ts";
 import { setLogSink } from "../../src/log.ts";
-import { testApp } from "./_app.ts";
+import { snapshot, testApp } from "./_app.ts";
 
 const JSON_TYPE = { "Content-Type": "application/json" };
 
@@ -100,16 +100,6 @@ function request(c: Case, path = c.path ?? "/rpc"): Request {
     headers: c.headers,
     body: c.body?.(),
   });
-}
-
-/** Status, every header in order, and the body bytes (hex): what "byte for byte" compares. */
-async function snapshot(res: Response) {
-  return {
-    status: res.status,
-    headers: [...res.headers],
-    body: [...new Uint8Array(await res.arrayBuffer())]
-      .map((b) => b.toString(16).padStart(2, "0")).join(""),
-  };
 }
 
 Deno.test("serverFetch answers POST /rpc byte for byte as the Hono route", async () => {

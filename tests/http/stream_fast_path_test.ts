@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { setLogSink } from "../../src/log.ts";
 import { AccessDeniedError, DecryptError, type ProtectedFile } from "../../src/viewer/stream.ts";
 import { chunked, pngBytes } from "../viewer/_fixtures.ts";
-import { TEST_FINGERPRINT, testApp } from "./_app.ts";
+import { snapshot, testApp, viewerToken } from "./_app.ts";
 
 const BYTES = pngBytes(200_000);
 
@@ -25,16 +25,6 @@ function openProtectedFile(id: number): Promise<ProtectedFile | undefined> {
     allowDownload: id === 7,
     slice: (start, end) => chunked(BYTES.slice(start, end), 65_536).stream,
   });
-}
-
-/** Status, every header, and the body bytes (hex). */
-async function snapshot(res: Response) {
-  return {
-    status: res.status,
-    headers: [...res.headers],
-    body: [...new Uint8Array(await res.arrayBuffer())]
-      .map((b) => b.toString(16).padStart(2, "0")).join(""),
-  };
 }
 
 /** [name, path, headers] of every request compared; the token is filled in per app. */
@@ -63,12 +53,7 @@ Deno.test("serverFetch answers GET /stream/<id> byte for byte as the Hono route"
   const lines: string[] = [];
   const prev = setLogSink((line) => lines.push(line));
   try {
-    const auth = await t.app.request("/auth", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ device_fingerprint: TEST_FINGERPRINT }),
-    });
-    const { token } = await auth.json();
+    const token = await viewerToken(t.app);
     for (const [name, path, headers] of cases(token)) {
       const url = `http://localhost${path}`;
       const viaHono = await snapshot(await t.app.fetch(new Request(url, { headers })));
@@ -128,12 +113,7 @@ Deno.test("over Deno.serve, GET /stream's wire bytes through the fast path equal
   const hono = Deno.serve(opts, t.app.fetch);
   const fast = Deno.serve(opts, t.app.serverFetch);
   try {
-    const auth = await t.app.request("/auth", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ device_fingerprint: TEST_FINGERPRINT }),
-    });
-    const { token } = await auth.json();
+    const token = await viewerToken(t.app);
     for (const [name, path, headers] of cases(token)) {
       const head = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
         Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("") + "\r\n";
