@@ -14,19 +14,26 @@ export function collectYoungGarbage(): boolean {
   return true;
 }
 
+/** Chunks of `.prv` garbage between two young-garbage collections (64 KiB each: 4 MiB). */
+export const GC_HINT_CHUNKS = 64;
+
 /**
- * Counts chunks that became garbage across every stream of the process and runs
- * collectYoungGarbage() once per `every` of them: many short streams (1 MiB views) add up like
- * one long one, so their buffers are collected young instead of pushing V8 into major GCs.
+ * Counts chunks that became garbage (decrypted or sealed buffers handed on) and runs
+ * collectYoungGarbage() once per `every` of them, whatever stream or encryption they came
+ * from: many short ones (1 MiB views, small files) add up like one long one, so their buffers
+ * are collected young instead of pushing V8 into major GCs.
  */
 export class YoungGarbageHint {
   #count = 0;
 
   constructor(readonly every: number) {}
 
-  /** Notes one more chunk of garbage; runs the hint on every `every`-th. */
-  note(): void {
-    if (++this.#count % this.every === 0) collectYoungGarbage();
+  /** Notes `chunks` more chunks of garbage (default 1); runs the hint each time `every` add up. */
+  note(chunks = 1): void {
+    this.#count += chunks;
+    if (this.#count < this.every) return;
+    this.#count %= this.every;
+    collectYoungGarbage();
   }
 
   /** Starts counting afresh (tests). */
@@ -34,3 +41,11 @@ export class YoungGarbageHint {
     this.#count = 0;
   }
 }
+
+/**
+ * The process's one hint for `.prv` buffers, shared by the reader's streams and the writer. A
+ * 1 MiB view delivers 16 chunks: counted per stream it never fired, and the decrypted buffers of
+ * many views started V8's major GCs instead (one every ~60 views, ~0.4 ms of CPU per view in
+ * all: BENCHMARKS.md `/stream`).
+ */
+export const PRV_GC_HINT = new YoungGarbageHint(GC_HINT_CHUNKS);

@@ -3,7 +3,7 @@
  * 64 KiB chunks sealed in parallel, both SHA-256 digests beside them, atomic file output.
  */
 import { writeFileAtomicallyThen } from "./atomic_file.ts";
-import { collectYoungGarbage } from "./gc_hint.ts";
+import { PRV_GC_HINT } from "./gc_hint.ts";
 import { type FillReader, fillReaderOf, type PlaintextSource } from "./plaintext_source.ts";
 import { deriveKeys, newCek, type PrvKeys, sealChunk, signHeader } from "./prv_crypto.ts";
 import { PrvSourceError } from "./prv_errors.ts";
@@ -34,8 +34,6 @@ import {
 export const DEFAULT_BATCH_CHUNKS = 16;
 /** Bytes handed to the hash worker and not yet hashed before the reading waits (4 MiB). */
 export const HASH_BACKLOG_BYTES = 4 << 20;
-/** Chunks sealed between two young-garbage collections (see gc_hint.ts). */
-export const ENCRYPT_GC_HINT_CHUNKS = 64;
 
 /** What an encryption produced (hashes are lower-case hex SHA-256). */
 export interface PrvEncryption {
@@ -219,7 +217,6 @@ async function encryptBody(
     p = await prepared;
     header = p.header;
     if (hashes.here) hash(1, p.header, false);
-    let sealed = 0;
     for (let first = 0; first < layout.chunkCount; first += batch) {
       const count = Math.min(batch, layout.chunkCount - first);
       const start = first * CHUNK_SIZE;
@@ -249,11 +246,7 @@ async function encryptBody(
       sealing = Promise.all(seals);
       sealing.catch(() => {}); // awaited in order; never an unhandled rejection
       if (previous) await writeBehind(previous);
-      sealed += count;
-      if (sealed >= ENCRYPT_GC_HINT_CHUNKS) {
-        sealed = 0;
-        collectYoungGarbage();
-      }
+      PRV_GC_HINT.note(count);
     }
     if (sealing) await writeBehind(sealing);
     await writing;

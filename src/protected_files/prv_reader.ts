@@ -3,7 +3,7 @@
  * then decrypt any chunk on its own, so a whole file or any byte range streams chunk by chunk.
  */
 import { deriveKeys, openChunk, type PrvKeys, verifyHeader } from "./prv_crypto.ts";
-import { YoungGarbageHint } from "./gc_hint.ts";
+import { PRV_GC_HINT } from "./gc_hint.ts";
 import { bytesSource, fileSource, type PrvSource } from "./prv_source.ts";
 import {
   CHUNK_SIZE,
@@ -27,14 +27,6 @@ export const RUNS_AHEAD = 2;
  * few at once use every core; more only add threads and buffers.
  */
 export const DECRYPTS_IN_FLIGHT = 4;
-/** Chunks between two young-garbage collections while streaming (4 MiB; see gc_hint.ts). */
-export const GC_HINT_CHUNKS = 64;
-/**
- * The streams' hint, shared by every stream of the process: a 1 MiB view delivers 16 chunks, so
- * counted per stream it never fired, and the decrypted buffers of many views started V8's major
- * GCs instead (one every ~60 views, ~0.4 ms of CPU per view in all: BENCHMARKS.md `/stream`).
- */
-export const STREAM_GC_HINT = new YoungGarbageHint(GC_HINT_CHUNKS);
 
 /** A plaintext range `[start, end)` (Blob.slice style: HTTP `bytes=a-b` is `{a, b + 1}`). */
 export interface PlainRange {
@@ -289,7 +281,7 @@ class Reader implements PrvReader {
               controller.close();
               finish(true);
             }
-            STREAM_GC_HINT.note();
+            PRV_GC_HINT.note();
           }
           fill(); // only now: the next run may reuse this run's read buffer
         } catch (err) {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { ENCRYPT_GC_HINT_CHUNKS, encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
+import { encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
+import { GC_HINT_CHUNKS, PRV_GC_HINT } from "../../src/protected_files/gc_hint.ts";
 import { daemonFlags } from "../_helpers/permissions.ts";
 import { CHUNK_SIZE } from "../../src/protected_files/prv_format.ts";
-import { GC_HINT_CHUNKS, openPrv, STREAM_GC_HINT } from "../../src/protected_files/prv_reader.ts";
+import { openPrv } from "../../src/protected_files/prv_reader.ts";
 import { bytesSource } from "../../src/protected_files/prv_source.ts";
 import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 
@@ -53,7 +54,7 @@ Deno.test("stream() asks for a minor GC every GC_HINT_CHUNKS chunks when gc is e
   const plain = randomBytes(chunks * CHUNK_SIZE);
   const { prv, enc } = await encryptBytes(plain);
   const reader = await openPrv(bytesSource(prv), enc.cek);
-  STREAM_GC_HINT.reset();
+  PRV_GC_HINT.reset();
   await withFakeGc(async (calls) => {
     let n = 0;
     for await (const part of reader.stream()) n += part.byteLength;
@@ -66,7 +67,7 @@ Deno.test("short streams add up: 16-chunk views ask for a minor GC every GC_HINT
   const plain = randomBytes(16 * CHUNK_SIZE);
   const { prv, enc } = await encryptBytes(plain);
   const views = GC_HINT_CHUNKS / 16 * 2 + 1; // two hints' worth, and one view more
-  STREAM_GC_HINT.reset();
+  PRV_GC_HINT.reset();
   await withFakeGc(async (calls) => {
     for (let v = 0; v < views; v++) {
       const reader = await openPrv(bytesSource(prv), enc.cek);
@@ -78,10 +79,28 @@ Deno.test("short streams add up: 16-chunk views ask for a minor GC every GC_HINT
   });
 });
 
-Deno.test("encryptPrv() asks for a minor GC every ENCRYPT_GC_HINT_CHUNKS sealed chunks", async () => {
-  const plain = randomBytes((2 * ENCRYPT_GC_HINT_CHUNKS + 5) * CHUNK_SIZE);
+Deno.test("encryptPrv() asks for a minor GC every GC_HINT_CHUNKS sealed chunks", async () => {
+  const plain = randomBytes((2 * GC_HINT_CHUNKS + 5) * CHUNK_SIZE);
+  PRV_GC_HINT.reset();
   await withFakeGc(async (calls) => {
     await encryptPrv(streamOf(plain, CHUNK_SIZE), plain.byteLength, () => Promise.resolve());
+    assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
+  });
+});
+
+Deno.test("small encryptions and views add up on the one hint", async () => {
+  const plain = randomBytes(16 * CHUNK_SIZE);
+  const { prv, enc } = await encryptBytes(plain);
+  PRV_GC_HINT.reset();
+  await withFakeGc(async (calls) => {
+    for (let i = 0; i < GC_HINT_CHUNKS / 16; i++) {
+      await encryptPrv(streamOf(plain, CHUNK_SIZE), plain.byteLength, () => Promise.resolve());
+    }
+    assert.deepEqual(calls, [{ type: "minor" }]);
+    const reader = await openPrv(bytesSource(prv), enc.cek);
+    for (let v = 0; v < GC_HINT_CHUNKS / 16; v++) {
+      for await (const _ of reader.stream()) { /* read to the end */ }
+    }
     assert.deepEqual(calls, [{ type: "minor" }, { type: "minor" }]);
   });
 });
