@@ -365,7 +365,7 @@ async function benchSize(
         ? [["least", async () => {
           const path = `${src}.least.${i}.prv`;
           earlierNoFlush.push(path); // removed after the step, untimed
-          return await leastDurableWrite(src, path, aesKey);
+          return (await leastDurableWrite(src, path, aesKey)).ms;
         }]] as [string, () => Promise<number>][]
         : []),
       ["pipe", () => encryptPipeline(src, bytes)],

@@ -147,7 +147,6 @@ function receivedOf(r: Row): ReceivedFileRecord {
   };
 }
 
-/** Reads and writes the protected-file tables. */
 /**
  * The bounds of every hex hash starting with `prefix`, as a range the hash index can answer
  * (a `substr` comparison would scan the whole table on every `/stream` and send).
@@ -156,6 +155,10 @@ function hashRange(prefix: string): [string, string] {
   return [prefix, `${prefix}\u{10FFFF}`];
 }
 
+/** The newest row whose hash is in hashRange()'s bounds (bound as its two parameters). */
+const NEWEST_BY_HASH_PREFIX = "WHERE prv_sha256 >= ? AND prv_sha256 < ? ORDER BY id DESC LIMIT 1";
+
+/** Reads and writes the protected-file tables. */
 export class ProtectedFilesStore {
   constructor(private readonly db: Db) {}
 
@@ -219,8 +222,7 @@ export class ProtectedFilesStore {
     prefix: string,
   ): Pick<SentFileRecord, "id" | "fileUid" | "cek" | "name"> | undefined {
     const r = this.db.get<Row>(
-      "SELECT id, file_uid, cek, name FROM prv_sent WHERE prv_sha256 >= ? AND prv_sha256 < ? " +
-        "ORDER BY id DESC LIMIT 1",
+      `SELECT id, file_uid, cek, name FROM prv_sent ${NEWEST_BY_HASH_PREFIX}`,
       ...hashRange(prefix),
     );
     return r && {
@@ -234,7 +236,7 @@ export class ProtectedFilesStore {
   /** The newest sent file whose `.prv` hash starts with `prefix` (a blob name's 32 hex). */
   sentByHashPrefix(prefix: string): SentFileRecord | undefined {
     const r = this.db.get<Row>(
-      "SELECT * FROM prv_sent WHERE prv_sha256 >= ? AND prv_sha256 < ? ORDER BY id DESC LIMIT 1",
+      `SELECT * FROM prv_sent ${NEWEST_BY_HASH_PREFIX}`,
       ...hashRange(prefix),
     );
     return r && sentOf(r);
@@ -353,7 +355,7 @@ export class ProtectedFilesStore {
   /** The newest received file whose `.prv` hash starts with `prefix`. */
   receivedByHashPrefix(prefix: string): ReceivedFileRecord | undefined {
     const r = this.db.get<Row>(
-      "SELECT * FROM prv_received WHERE prv_sha256 >= ? AND prv_sha256 < ? ORDER BY id DESC LIMIT 1",
+      `SELECT * FROM prv_received ${NEWEST_BY_HASH_PREFIX}`,
       ...hashRange(prefix),
     );
     return r && receivedOf(r);

@@ -86,5 +86,6 @@ export async function viewerToken(app: ReturnType<typeof testApp>["app"]): Promi
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ device_fingerprint: TEST_FINGERPRINT }),
   });
+  if (res.status !== 200) throw new Error(`POST /auth answered ${res.status}`);
   return (await res.json()).token;
 }

@@ -4,7 +4,7 @@ import { bearerToken, parseRange } from "../../src/http/viewer_routes.ts";
 import { setLogSink } from "../../src/log.ts";
 import { AccessDeniedError, DecryptError, type ProtectedFile } from "../../src/viewer/stream.ts";
 import { chunked, pngBytes } from "../viewer/_fixtures.ts";
-import { TEST_FINGERPRINT, testApp, type TestAppOptions } from "./_app.ts";
+import { TEST_FINGERPRINT, testApp, type TestAppOptions, viewerToken } from "./_app.ts";
 
 type App = ReturnType<typeof testApp>["app"];
 
@@ -17,12 +17,6 @@ function auth(app: App, body: unknown): Promise<Response> {
       body: text,
     }),
   );
-}
-
-async function token(app: App): Promise<string> {
-  const res = await auth(app, { fingerprint: TEST_FINGERPRINT });
-  assert.equal(res.status, 200);
-  return (await res.json()).token;
 }
 
 function stream(app: App, path: string, bearer?: string, method = "GET"): Promise<Response> {
@@ -106,7 +100,7 @@ Deno.test("GET /stream answers 401 with WWW-Authenticate for missing, invalid, e
     assert.equal(invalid.status, 401);
     assert.match(invalid.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
     assert.deepEqual(await invalid.json(), { error: "viewer token invalid" });
-    const good = await token(t.app);
+    const good = await viewerToken(t.app);
     t.clock.now += 60_000;
     const expired = await stream(t.app, "/stream/10", good);
     assert.equal(expired.status, 401);
@@ -116,8 +110,8 @@ Deno.test("GET /stream answers 401 with WWW-Authenticate for missing, invalid, e
 
 Deno.test("POST /auth replaces the single session: the old token gets 401", async () => {
   await withApp({}, async (t) => {
-    const first = await token(t.app);
-    const second = await token(t.app);
+    const first = await viewerToken(t.app);
+    const second = await viewerToken(t.app);
     const old = await stream(t.app, "/stream/10", first);
     assert.equal(old.status, 401);
     await old.body?.cancel();
@@ -134,7 +128,7 @@ Deno.test("GET /stream answers 404 for a non-integer id and a missing message or
     return Promise.resolve(undefined);
   };
   await withApp({ openProtectedFile }, async (t) => {
-    const tok = await token(t.app);
+    const tok = await viewerToken(t.app);
     for (const id of ["abc", "1.5", "-1", "4294967296", "99999999999"]) {
       const res = await stream(t.app, `/stream/${id}`, tok);
       assert.equal(res.status, 404, id);
@@ -155,7 +149,7 @@ Deno.test("GET /stream streams plaintext with the sniffed Content-Type (image/pn
       id === 7 ? { plaintext: source.stream, size: bytes.length, name: "café.png" } : undefined,
     );
   await withApp({ openProtectedFile }, async (t) => {
-    const tok = await token(t.app);
+    const tok = await viewerToken(t.app);
     const sub = t.bus.subscribe();
     const res = await stream(t.app, "/stream/7", tok);
     assert.equal(res.status, 200);
@@ -206,7 +200,7 @@ Deno.test("GET /stream sends a source's own body when it offers one; plaintext s
         : undefined,
     );
   await withApp({ openProtectedFile }, async (t) => {
-    const tok = await token(t.app);
+    const tok = await viewerToken(t.app);
     const sub = t.bus.subscribe();
     const res = await stream(t.app, "/stream/7", tok);
     assert.equal(res.status, 200);
@@ -223,7 +217,7 @@ Deno.test("GET /stream sends a source's own body when it offers one; plaintext s
 Deno.test("GET /stream answers 500 when decryption fails", async () => {
   const openFails = () => Promise.reject(new DecryptError("bad key"));
   await withApp({ openProtectedFile: openFails }, async (t) => {
-    const res = await stream(t.app, "/stream/7", await token(t.app));
+    const res = await stream(t.app, "/stream/7", await viewerToken(t.app));
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { error: "decryption failed" });
   });
@@ -234,7 +228,7 @@ Deno.test("GET /stream answers 500 when decryption fails", async () => {
       }),
     });
   await withApp({ openProtectedFile: headFails }, async (t) => {
-    const res = await stream(t.app, "/stream/7", await token(t.app));
+    const res = await stream(t.app, "/stream/7", await viewerToken(t.app));
     assert.equal(res.status, 500);
     assert.deepEqual(await res.json(), { error: "decryption failed" });
   });
@@ -244,7 +238,7 @@ Deno.test("HEAD /stream answers headers and releases the plaintext", async () =>
   const source = chunked(pngBytes(50_000), 1000);
   const openProtectedFile = () => Promise.resolve({ plaintext: source.stream });
   await withApp({ openProtectedFile }, async (t) => {
-    const res = await stream(t.app, "/stream/7", await token(t.app), "HEAD");
+    const res = await stream(t.app, "/stream/7", await viewerToken(t.app), "HEAD");
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-type"), "image/png");
     assert.equal(res.headers.get("content-disposition"), "inline");
@@ -276,7 +270,7 @@ Deno.test("GET /stream with Range answers 206 with the bytes; beyond the end 416
   const bytes = pngBytes(200_000);
   const openProtectedFile = () => Promise.resolve(sliceable(bytes, true));
   await withApp({ openProtectedFile }, async (t) => {
-    const tok = await token(t.app);
+    const tok = await viewerToken(t.app);
     const full = await stream(t.app, "/stream/7", tok);
     assert.equal(full.status, 200);
     assert.equal(full.headers.get("content-length"), "200000");
@@ -312,7 +306,7 @@ Deno.test("GET /stream with Range answers 206 with the bytes; beyond the end 416
 Deno.test("GET /stream states allow_download=false: inline, no-store and the rule header", async () => {
   const openProtectedFile = () => Promise.resolve(sliceable(pngBytes(1000), false));
   await withApp({ openProtectedFile }, async (t) => {
-    const res = await stream(t.app, "/stream/7", await token(t.app));
+    const res = await stream(t.app, "/stream/7", await viewerToken(t.app));
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-disposition")!, /^inline; /);
     assert.equal(res.headers.get("cache-control"), "no-store");
@@ -325,7 +319,7 @@ Deno.test("GET /stream answers 403 with the state when access is not active", as
   for (const state of ["revoked", "expired", "requested"]) {
     const openProtectedFile = () => Promise.reject(new AccessDeniedError(state, `it is ${state}`));
     await withApp({ openProtectedFile }, async (t) => {
-      const res = await stream(t.app, "/stream/7", await token(t.app));
+      const res = await stream(t.app, "/stream/7", await viewerToken(t.app));
       assert.equal(res.status, 403);
       assert.deepEqual(await res.json(), {
         error: `access to this file is ${state}: it is ${state}`,
