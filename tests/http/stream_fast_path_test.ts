@@ -129,3 +129,35 @@ Deno.test("over Deno.serve, GET /stream's wire bytes through the fast path equal
     t.close();
   }
 });
+
+Deno.test("under --cors, /stream answers (401, 404, 206) carry the CORS headers", async () => {
+  const t = testApp({ cors: true, openProtectedFile });
+  const prev = setLogSink(() => {});
+  try {
+    assert.equal(t.app.serverFetch, t.app.fetch, "no fast path under --cors");
+    const token = await viewerToken(t.app);
+    const origin = { Origin: "http://viewer.example" };
+    const answers = [
+      await t.app.serverFetch(new Request("http://localhost/stream/7", { headers: origin })),
+      await t.app.serverFetch(
+        new Request("http://localhost/stream/12", {
+          headers: { ...origin, Authorization: `Bearer ${token}` },
+        }),
+      ),
+      await t.app.serverFetch(
+        new Request("http://localhost/stream/7", {
+          headers: { ...origin, Authorization: `Bearer ${token}`, Range: "bytes=0-9" },
+        }),
+      ),
+    ];
+    assert.deepEqual(answers.map((r) => r.status), [401, 404, 206]);
+    for (const res of answers) {
+      assert.equal(res.headers.get("access-control-allow-origin"), "*");
+      assert.match(res.headers.get("access-control-expose-headers") ?? "", /WWW-Authenticate/);
+      await res.body?.cancel();
+    }
+  } finally {
+    setLogSink(prev);
+    t.close();
+  }
+});
