@@ -7,6 +7,7 @@
  */
 import { createCipheriv, createHash, hkdfSync } from "node:crypto";
 import * as openpgp from "openpgp";
+import { signingDate } from "./key_times.ts";
 
 const AES128 = 7;
 const OCB = 2;
@@ -150,6 +151,7 @@ export async function encryptForChannel(p: {
     passwords: ["replaced by the salted SKESK"],
     sessionKey,
     signingKeys: p.signingKey,
+    date: signingDate(p.signingKey, Date.now()),
     format: "binary",
     config: {
       aeadProtect: true,

@@ -1,10 +1,12 @@
 /**
  * Thin wrapper over OpenPGP.js for chat mail: encrypt to every recipient plus self and sign,
  * with anonymous (wildcard) key IDs as Delta Chat writes them; decrypt first, then verify against
- * the key the decrypted MIME names (the sender's key travels inside the encrypted part). Pure.
+ * the key the decrypted MIME names (the sender's key travels inside the encrypted part). No step
+ * depends on this device's clock agreeing with a key's or a signature's times. Pure.
  */
 import * as openpgp from "openpgp";
-import { toHex } from "../bytes.ts";
+import { encryptionDate, signingDate } from "./key_times.ts";
+import { checkSignatures, type SignatureCheck, signedParts } from "./signature_check.ts";
 
 /** Decompressed plaintext limit: Delta Chat compresses with ZLIB, so a bomb is a real risk. */
 export const MAX_PLAINTEXT_BYTES = 64 * 1024 * 1024;
@@ -36,19 +38,32 @@ export function fingerprintOf(key: openpgp.Key): string {
   return key.getFingerprint().toUpperCase();
 }
 
-/** Encrypts `plaintext` (binary literal data) to `recipients` and self, signed by `signingKey`. */
+/**
+ * Encrypts `plaintext` (binary literal data) to `recipients` and self, signed by `signingKey`.
+ * The signature is dated `now` but never before the signing key was made; recipients' keys are
+ * checked at `now` or at their own newest time when that is later (see key_times.ts).
+ */
 export async function encryptAndSign(p: {
   plaintext: Uint8Array;
   recipients: readonly openpgp.PublicKey[];
   signingKey: openpgp.PrivateKey;
   compress?: boolean;
+  /** Unix ms (default `Date.now()`). */
+  now?: number;
 }): Promise<Uint8Array> {
-  const message = await openpgp.createMessage({ binary: p.plaintext });
-  return await openpgp.encrypt({
-    message,
-    encryptionKeys: [...p.recipients, p.signingKey.toPublic()],
+  const now = p.now ?? Date.now();
+  const encryptionKeys = [...p.recipients, p.signingKey.toPublic()];
+  const signed = await openpgp.sign({
+    message: await openpgp.createMessage({ binary: p.plaintext, date: new Date(now) }),
     signingKeys: p.signingKey,
+    date: signingDate(p.signingKey, now),
+    format: "object",
+  });
+  return await openpgp.encrypt({
+    message: signed,
+    encryptionKeys,
     wildcard: true,
+    date: encryptionDate(encryptionKeys, now),
     format: "binary",
     config: p.compress
       ? { preferredCompressionAlgorithm: openpgp.enums.compression.zlib }
@@ -59,10 +74,11 @@ export async function encryptAndSign(p: {
 /** A decrypted message whose signature is checked separately (see `verify`). */
 export interface Decrypted {
   readonly plaintext: Uint8Array;
-  /** Checks the signature against `keys`; the issuer's fingerprint when one is valid. */
-  verify(
-    keys: readonly openpgp.PublicKey[],
-  ): Promise<{ valid: boolean; signerFingerprint?: string }>;
+  /**
+   * Checks the signatures against `keys` whatever their creation times (signature_check.ts): the
+   * signer's primary fingerprint when one is valid, else why none is.
+   */
+  verify(keys: readonly openpgp.PublicKey[]): Promise<SignatureCheck>;
 }
 
 /**
@@ -84,7 +100,8 @@ export async function decryptMessage(
       symmetric ? undefined : [key],
       symmetric ? [...passwords] : undefined,
       undefined,
-      undefined,
+      // No date: our own key decrypts whatever this device's clock says about its binding.
+      null as unknown as Date,
       { ...openpgp.config, maxDecompressedMessageSize: maxBytes },
     );
   } catch (cause) {
@@ -99,20 +116,9 @@ export async function decryptMessage(
     async verify(keys) {
       if (checked) throw new PgpError("verify() may be called once per decrypted message");
       checked = true;
-      const sigs = await decrypted.verify([...keys]);
-      for (const s of sigs) {
-        try {
-          await s.verified;
-          const sig = await s.signature;
-          const issuer = sig.packets[0].issuerFingerprint;
-          const fpr = issuer ? toHex(issuer).toUpperCase() : undefined;
-          const primary = keys.find((k) =>
-            k.getKeys().some((sub) => sub.getFingerprint().toUpperCase() === fpr)
-          );
-          return { valid: true, signerFingerprint: primary ? fingerprintOf(primary) : fpr };
-        } catch { /* try the next signature */ }
-      }
-      return { valid: false };
+      const { signatures, literal } = await signedParts(decrypted as openpgp.Message<Uint8Array>);
+      if (literal === undefined) throw new PgpError("cannot verify: no literal data");
+      return await checkSignatures(signatures, literal, keys);
     },
   };
 }

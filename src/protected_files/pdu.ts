@@ -4,6 +4,8 @@
  * base64-encoded in the `Edge-Prv-Pdu` header inside encrypted chat mail.
  */
 import * as openpgp from "openpgp";
+import { signingDate } from "../crypto/key_times.ts";
+import { checkSignatures, type SignatureCheck } from "../crypto/signature_check.ts";
 import { fromBase64, toBase64 } from "../crypto/armor.ts";
 
 /** The header (inside the encrypted part) that carries one PDU; it may repeat. */
@@ -148,6 +150,7 @@ export async function signPdu<P extends Pdu>(
   const sig = await openpgp.sign({
     message: await openpgp.createMessage({ binary: json }),
     signingKeys: key,
+    date: signingDate(key, Date.now()),
     detached: true,
     format: "binary",
   }) as Uint8Array;
@@ -193,16 +196,23 @@ export function decodePdu(encoded: string): { pdu: Pdu; json: Uint8Array; sig: U
  */
 export async function verifyPdu(encoded: string, signer: Uint8Array): Promise<Pdu> {
   const { pdu, json, sig } = decodePdu(encoded);
+  let check: SignatureCheck;
   try {
-    const verification = await openpgp.verify({
-      message: await openpgp.createMessage({ binary: json }),
-      signature: await openpgp.readSignature({ binarySignature: sig }),
-      verificationKeys: await openpgp.readKey({ binaryKey: signer }),
-      expectSigned: true,
-    });
-    await verification.signatures[0].verified;
+    const message = await openpgp.createMessage({ binary: json });
+    const literal = message.packets.findPacket(openpgp.enums.packet.literalData);
+    const signature = await openpgp.readSignature({ binarySignature: sig });
+    const signatures = [...signature.packets.filterByTag(openpgp.enums.packet.signature)];
+    check = await checkSignatures(
+      signatures as openpgp.SignaturePacket[],
+      literal as openpgp.LiteralDataPacket,
+      [await openpgp.readKey({ binaryKey: signer })],
+      true,
+    );
   } catch (cause) {
     throw new PduError(`the ${pdu.type} signature does not verify`, { cause });
+  }
+  if (!check.valid) {
+    throw new PduError(`the ${pdu.type} signature does not verify: ${check.detail}`);
   }
   return pdu;
 }
