@@ -25,14 +25,35 @@ export interface GeneratedKey {
  * curve ids that Autocrypt Level 1 peers and every Delta Chat version read (protocols.md §3, §11).
  * The relay notation lists the address lower-cased, as our invites write it.
  */
-export async function generateAccountKey(addr: string): Promise<GeneratedKey> {
+export async function generateAccountKey(
+  addr: string,
+  createdAt: Date = new Date(),
+): Promise<GeneratedKey> {
   const { privateKey: bare } = await openpgp.generateKey({
     type: "ecc",
     curve: "ed25519Legacy",
     userIDs: [{ email: addr }],
+    date: createdAt,
     format: "object",
   });
-  return storedForm(await withKeyRelays(bare, [addr.toLowerCase()]));
+  return storedForm(await withKeyRelays(bare, [addr.toLowerCase()], createdAt));
+}
+
+/**
+ * How far a new key's creation time lies before the clocks it is taken from: a peer whose clock
+ * runs behind by less than this can encrypt to the key at once (OpenPGP implementations, Delta
+ * Chat's among them, refuse a key made in their future).
+ */
+export const KEY_BACKDATE_MS = 24 * 3600 * 1000;
+
+/**
+ * The creation time of a key made now: the earlier of this device's clock and the relay's (from
+ * its registration answer, when there is one), less {@link KEY_BACKDATE_MS}, in whole seconds. A
+ * device that first boots with its clock ahead so does not make a key "from the future".
+ */
+export function keyCreationTime(nowMs: number, relayTimeMs?: number): Date {
+  const earliest = Math.min(nowMs, relayTimeMs ?? nowMs) - KEY_BACKDATE_MS;
+  return new Date(Math.floor(earliest / 1000) * 1000);
 }
 
 /** The key as the store keeps it: fingerprint, armored private key, Autocrypt keydata. */

@@ -14,8 +14,10 @@ import { errText } from "./data_dir.ts";
 
 const log = logger("provision");
 
-/** Makes a key for an address (tests may inject a faster or failing one). */
-export type KeyGenerator = (addr: string) => Promise<GeneratedKey>;
+/**
+ * Makes a key for an address, made at `createdAt` (tests may inject a faster or failing one).
+ */
+export type KeyGenerator = (addr: string, createdAt?: Date) => Promise<GeneratedKey>;
 
 /**
  * The fingerprint of the stored key, generating and storing one first when there is none; a
@@ -25,6 +27,7 @@ export async function ensureAccountKey(
   store: Store,
   addr: string,
   generate: KeyGenerator = generateAccountKey,
+  createdAt?: Date,
 ): Promise<{ fingerprint: string; created: boolean }> {
   const existing = store.keys.current();
   if (existing !== undefined) {
@@ -34,7 +37,7 @@ export async function ensureAccountKey(
   }
   let key: GeneratedKey;
   try {
-    key = await generate(addr);
+    key = await generate(addr, createdAt);
   } catch (cause) {
     throw new StartupError(`Cannot generate the account key: ${errText(cause)}`, undefined, {
       cause,

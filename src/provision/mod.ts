@@ -3,7 +3,7 @@
  * A restart with everything stored does no network work and finishes in milliseconds.
  */
 import type { GatewayConfig } from "../config.ts";
-import { generateAccountKey } from "../crypto/keygen.ts";
+import { generateAccountKey, keyCreationTime } from "../crypto/keygen.ts";
 import { describeError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
 import { type LicenseStartDeps, startLicense } from "../license/start.ts";
@@ -166,7 +166,13 @@ export async function provision(
       timings,
       6,
       "encryption keys",
-      () => ensureAccountKey(db, account.addr, deps.generateKey),
+      () =>
+        ensureAccountKey(
+          db,
+          account.addr,
+          deps.generateKey,
+          keyCreationTime(deps.clock(), account.relayTime),
+        ),
     );
     if (configuring) {
       deps.events?.publish({ kind: "ConfigureProgress", progress: 1000, comment: null });
@@ -221,7 +227,7 @@ async function registerStep(config: GatewayConfig, store: Store, deps: Provision
       log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
     }
     log.info("already registered; skipping", { addr });
-    return { addr, password, registered: false };
+    return { addr, password, registered: false, relayTime: undefined };
   }
   if (config.profile === undefined) {
     throw new StartupError(
@@ -241,7 +247,12 @@ async function registerStep(config: GatewayConfig, store: Store, deps: Provision
     store.config.set(ConfigKey.DISPLAY_NAME, config.profile!);
   });
   log.info("relay assigned the address", { addr: account.email });
-  return { addr: account.email, password: account.password, registered: true };
+  return {
+    addr: account.email,
+    password: account.password,
+    registered: true,
+    relayTime: account.relayTime,
+  };
 }
 
 /** Step 5: the stored server parameters, or discovered and verified ones. */

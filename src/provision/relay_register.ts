@@ -9,6 +9,8 @@ import { errText } from "./data_dir.ts";
 export interface RelayAccount {
   readonly email: string;
   readonly password: string;
+  /** The relay's clock (Unix ms) from the answer's `Date` header, when it sent a valid one. */
+  readonly relayTime?: number;
 }
 
 const ADDRESS = /^[^@\s]+@[^@\s]+$/;
@@ -58,5 +60,10 @@ export async function registerOnRelay(
       `Relay registration at ${url} answered without a "password" (is EDGE_SERVER a chatmail relay?)`,
     );
   }
-  return { email: email.toLowerCase(), password };
+  const relayTime = Date.parse(res.headers.get("date") ?? "");
+  return {
+    email: email.toLowerCase(),
+    password,
+    ...(Number.isFinite(relayTime) && relayTime > 0 ? { relayTime } : {}),
+  };
 }
