@@ -8,6 +8,7 @@ import type * as openpgp from "openpgp";
 import { dearmor } from "../crypto/armor.ts";
 import { type AutocryptHeader, parseAutocrypt, pickAutocrypt } from "../crypto/autocrypt_header.ts";
 import { decryptMessage, fingerprintOf } from "../crypto/pgp.ts";
+import { type SignatureCheck, SignatureFailure } from "../crypto/signature_check.ts";
 import {
   decodeEncodedWords,
   leaves,
@@ -27,6 +28,31 @@ export class UnreadableMailError extends Error {
     this.name = "UnreadableMailError";
   }
 }
+
+/**
+ * A mail that cannot be used yet for a reason that may pass or may be ours (a key we do not have
+ * yet, a signature we could not check): reception rejects, so the mail stays on the server and is
+ * retried, then quarantined (never deleted unread).
+ */
+export class RetryableMailError extends Error {
+  constructor(message: string, readonly messageId = "", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RetryableMailError";
+  }
+}
+
+/** Why an encrypted mail has no valid signature. */
+export const Unverified = {
+  /** No signature at all: final. */
+  UNSIGNED: "unsigned",
+  /** Signed by a key that is not the one the mail itself names: final. */
+  ANOTHER_KEY: "another_key",
+  /** Signed, the mail names no key, and we know none that signed it: may pass. */
+  MISSING_KEY: "missing_key",
+  /** Signed by the right key, but the check failed: may be ours. */
+  INVALID: "invalid",
+} as const;
+export type Unverified = typeof Unverified[keyof typeof Unverified];
 
 /** A mailbox from a header. */
 export interface HeaderMailbox {
@@ -48,6 +74,8 @@ export interface ReadMail {
   readonly signer?: string;
   /** The key that made the valid signature (binary), when known. */
   readonly signerKey?: Uint8Array;
+  /** Encrypted mail without a valid signature: why, and the details. */
+  readonly unverified?: { readonly reason: Unverified; readonly detail: string };
   /** The sender's Autocrypt header (inner for encrypted mail), when valid and for From. */
   readonly autocrypt?: AutocryptHeader;
   /** Valid `Autocrypt-Gossip` headers (only from encrypted, signed mail). */
@@ -239,17 +267,17 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
     candidates.map((k) => deps.keys.get(k).then((key) => ({ key, bytes: k }), () => undefined)),
   )).filter((k) => k !== undefined);
   const check = await decrypted.verify(parsed.map((p) => p.key));
-  const signerKey = check.valid
-    ? parsed.find((p) => fingerprintOf(p.key) === check.signerFingerprint)?.bytes
-    : undefined;
+  const signer = check.valid ? check.signerFingerprint : undefined;
+  const signerKey = parsed.find((p) => fingerprintOf(p.key) === signer)?.bytes;
   const signed = signerKey !== undefined;
   return {
+    ...(signed ? {} : { unverified: unverifiedReason(check, autocrypt !== undefined) }),
     messageId: stripAngles(inner.headers.get(Header.MESSAGE_ID)) || messageId,
     from,
     headers: inner.headers,
     content: inner,
     encrypted: true,
-    signer: signed ? check.signerFingerprint : undefined,
+    signer: signed ? signer : undefined,
     signerKey,
     autocrypt,
     gossip: signed
@@ -262,6 +290,24 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
       (deps.now ?? Date.now)(),
     ),
   };
+}
+
+/** Why a signature check failed, as reception tells final from passing reasons. */
+function unverifiedReason(
+  check: SignatureCheck,
+  namesItsKey: boolean,
+): { reason: Unverified; detail: string } {
+  if (check.valid) return { reason: Unverified.INVALID, detail: "the signer's key is unreadable" };
+  switch (check.failure) {
+    case SignatureFailure.UNSIGNED:
+      return { reason: Unverified.UNSIGNED, detail: check.detail };
+    case SignatureFailure.UNKNOWN_SIGNER:
+      return namesItsKey
+        ? { reason: Unverified.ANOTHER_KEY, detail: check.detail }
+        : { reason: Unverified.MISSING_KEY, detail: check.detail };
+    case SignatureFailure.INVALID:
+      return { reason: Unverified.INVALID, detail: check.detail };
+  }
 }
 
 /** The leaves of the content tree, for callers that look for text and files. */

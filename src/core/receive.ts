@@ -1,8 +1,10 @@
 /**
  * The reception pipeline (DESIGN §3): raw mail → read (parse, decrypt, verify) → SecureJoin step,
  * receipt or chat message → chat assignment (chat_assignment.ts) → store in one transaction
- * (dedup by Message-ID) → events after the commit. Mail that cannot be used is recorded with a reason and resolves, so the IMAP loop
- * deletes it; only unexpected failures (disk, database) reject and leave the mail on the server.
+ * (dedup by Message-ID) → events after the commit. Mail that can never be used (broken, unsigned,
+ * signed by another key) is recorded with a reason and resolves, so the IMAP loop deletes it; a
+ * failure that may pass or may be ours (a missing key, a signature we could not check, the disk,
+ * the database) rejects and leaves the mail on the server, to be retried, then quarantined.
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";
@@ -29,10 +31,12 @@ import {
   parseMailboxList,
   type ReadMail,
   readMail,
+  RetryableMailError,
   senderKey,
   sniffMessageId,
   stripAngles,
   UnreadableMailError,
+  Unverified,
 } from "./mail_reader.ts";
 import { MessageStates } from "./message_states.ts";
 
@@ -163,7 +167,12 @@ export class Receiver {
       );
     }
     if (mail.signer === undefined || mail.signerKey === undefined) {
-      return this.#reject(raw, `not signed by a key of ${mail.from.addr}`, mail.messageId);
+      const why = mail.unverified;
+      const text = `not signed by a key of ${mail.from.addr}` + (why ? ` (${why.detail})` : "");
+      if (why?.reason === Unverified.MISSING_KEY || why?.reason === Unverified.INVALID) {
+        throw new RetryableMailError(text, mail.messageId);
+      }
+      return this.#reject(raw, text, mail.messageId);
     }
     if (mail.signer === this.deps.selfFingerprint) {
       return { kind: "ignored", reason: "our own mail" };
