@@ -41,6 +41,9 @@ function gatewayHandler(): (req: Request) => Response | Promise<Response> {
       join: () => Promise.reject(new Error("the SSE bench joins nothing")),
     },
     wakeSender: () => {},
+    quarantine: {
+      retryQuarantined: () => Promise.reject(new Error("the SSE bench receives no mail")),
+    },
   };
   const app = createApp({
     services,

@@ -75,6 +75,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     secureJoin: mail.secureJoin,
     protectedFiles: mail.protectedFiles,
     wakeSender: mail.wakeSender,
+    quarantine: mail.reception,
   };
   const loops = new AbortController();
   const imap = new ImapLoop({

@@ -5,6 +5,7 @@
 import type { GatewayConfig } from "./config.ts";
 import type { ConnectivitySource } from "./core/connectivity.ts";
 import type { WakeSender } from "./core/context.ts";
+import type { QuarantineRetry } from "./core/inbox_reception.ts";
 import type { OutgoingRenderer } from "./core/outgoing.ts";
 import type { EventSink } from "./events/types.ts";
 import type { ProtectedFiles } from "./protected_files/service.ts";
@@ -25,6 +26,8 @@ export interface Services {
   readonly outgoing: OutgoingRenderer;
   /** Invites and joins (`get_chat_securejoin_qr_code`, `secure_join`). */
   readonly secureJoin: SecureJoinService;
+  /** Runs a quarantined mail through reception again (`retry_quarantined_mail`). */
+  readonly quarantine: { retryQuarantined(id: number): Promise<QuarantineRetry> };
   /** Wakes the SMTP loop; `contextOf` hands it to `DomainTx`, which calls it after commits. */
   readonly wakeSender: WakeSender;
   /** Absent in builds and fakes without protected files: their methods then answer -1. */

@@ -1,11 +1,14 @@
 /**
  * What the IMAP drain hands INBOX mail to (it matches transport/inbox_drain.ts's `MailSink`):
- * the reception pipeline, an attempt count per mail in the store, the give-up record, one INFO
- * line per received mail (ids and sizes, never content), and the size of each mail it processed
- * told to the daemon's collector of burst garbage (src/memory/burst_gc.ts).
+ * the reception pipeline, an attempt count per mail in the store, the give-up record, the
+ * quarantine of mails that kept failing (and the operator's retries of them, run one at a time
+ * with the drain's deliveries), one INFO line per received mail (ids and sizes, never content),
+ * and the size of each mail it processed told to the daemon's collector of burst garbage.
  */
+import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
+import { sniffMessageId } from "./mail_reader.ts";
 import type { ReceiveOutcome, Receiver } from "./receive.ts";
 
 const log = logger("receive");
@@ -49,9 +52,22 @@ export interface InboxReceptionOptions {
   readonly noteGarbage?: (bytes: number) => void;
 }
 
+/** What retrying a quarantined mail came to. */
+export type QuarantineRetry =
+  /** Reception took it (stored, or recorded as unusable for good); it left the quarantine. */
+  | { readonly outcome: "received"; readonly kind: ReceiveOutcome["kind"] }
+  /** It failed again and stays, with this reason. */
+  | { readonly outcome: "quarantined"; readonly reason: string };
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** The drain's sink over one account's pipeline and store. */
 export class InboxReception {
   readonly #noteGarbage: (bytes: number) => void;
+  /** The pipeline runs one mail at a time (the drain's and the operator's retries alike). */
+  #tail: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly ctx: CoreContext,
@@ -72,12 +88,7 @@ export class InboxReception {
   /** Runs the pipeline (it commits or records the mail), then forgets the attempts. */
   async deliver(raw: Uint8Array, m: InboxMail): Promise<void> {
     const t0 = performance.now();
-    let outcome: ReceiveOutcome;
-    try {
-      outcome = await this.receiver.receive(raw);
-    } finally {
-      this.#noteGarbage(raw.byteLength);
-    }
+    const outcome = await this.#receive(raw);
     this.ctx.store.receiveAttempts.clear(keyOf(m));
     // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
     log.info("mail processed", {
@@ -87,6 +98,59 @@ export class InboxReception {
       bytes: raw.length,
       pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
     });
+  }
+
+  /**
+   * Keeps the whole mail in the quarantine (with the last failure's reason), forgets its
+   * attempts, and announces it (`MailQuarantined`, after the commit).
+   */
+  quarantine(m: InboxMail, reason: string, raw: Uint8Array): Promise<void> {
+    const key = keyOf(m);
+    const messageId = sniffMessageId(raw);
+    this.ctx.tx.run((emit) => {
+      const attempts = this.ctx.store.receiveAttempts.attempts(key);
+      const id = this.ctx.store.quarantine.add({
+        messageId,
+        reason,
+        attempts,
+        raw,
+        at: nowSeconds(this.ctx),
+      });
+      this.ctx.store.receiveAttempts.clear(key);
+      emit({ kind: "MailQuarantined", quarantineId: id, messageId, reason });
+    });
+    log.warn("mail quarantined", { message_id: messageId, bytes: raw.length, reason });
+    return Promise.resolve();
+  }
+
+  /**
+   * Runs quarantined mail `id` through the pipeline again (after the drain's current mail): it
+   * leaves the quarantine when reception takes it, and stays with the new reason otherwise.
+   * GatewayError when there is no such mail.
+   */
+  async retryQuarantined(id: number): Promise<QuarantineRetry> {
+    const raw = this.ctx.store.quarantine.raw(id);
+    if (raw === undefined) throw new GatewayError(`no quarantined mail with id ${id}`);
+    let outcome: ReceiveOutcome;
+    try {
+      outcome = await this.#receive(raw);
+    } catch (err) {
+      const reason = reasonOf(err);
+      this.ctx.store.quarantine.failedAgain(id, reason);
+      log.warn("quarantined mail failed again", { quarantine_id: id, reason });
+      return { outcome: "quarantined", reason };
+    }
+    this.ctx.store.quarantine.remove(id);
+    log.info("quarantined mail received", { quarantine_id: id, outcome: outcome.kind });
+    return { outcome: "received", kind: outcome.kind };
+  }
+
+  /** Runs the pipeline for one mail after any other run has settled. */
+  #receive(raw: Uint8Array): Promise<ReceiveOutcome> {
+    const run = this.#tail.then(() => this.receiver.receive(raw))
+      .finally(() => this.#noteGarbage(raw.byteLength));
+    this.#tail = run.catch(() => {});
+    return run;
   }
 
   /** Records the mail as a receive error (with the last failure's reason), forgets attempts. */

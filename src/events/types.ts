@@ -38,6 +38,8 @@ export type GatewayEvent =
     chatId: number;
     progress: number;
   }
+  /** A mail reception kept failing was kept whole instead (`list_quarantined_mails`). */
+  | { kind: "MailQuarantined"; quarantineId: number; messageId: string; reason: string }
   | { kind: "ViewerSessionStarted"; expiresAt: number }
   | { kind: "ViewerSessionEnded"; reason: "expired" | "replaced" }
   | { kind: "ViewerFileStreamed"; msgId: number; bytes: number }

@@ -21,6 +21,7 @@ export type ParamType =
 export type ResultType =
   | ParamType
   | "null"
+  | "array<object>"
   | "map<string,string>"
   | "map<string,object>";
 

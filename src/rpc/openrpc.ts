@@ -35,6 +35,8 @@ export function schemaOf(type: ResultType): JsonSchema {
       return {};
     case "null":
       return { type: "null" };
+    case "array<object>":
+      return { type: "array", items: { type: "object" } };
     case "map<string,string>":
       return { type: "object", additionalProperties: { type: "string" } };
     case "map<string,object>":

@@ -304,4 +304,18 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE prv_received ADD COLUMN file_pdu TEXT NOT NULL DEFAULT '';
   ALTER TABLE prv_received ADD COLUMN forward_pdu TEXT NOT NULL DEFAULT '';
   `,
+  // 14: mails reception could not use for a reason that may pass or may be ours (a missing key,
+  // a signature it could not check, a store error, a crash while processing), kept whole after
+  // the retries instead of being deleted unread; the operator lists, retries or drops them.
+  `
+  CREATE TABLE quarantined_mails (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL DEFAULT 0,
+    quarantined_at INTEGER NOT NULL DEFAULT 0,
+    raw BLOB NOT NULL
+  ) STRICT;
+  `,
 ];

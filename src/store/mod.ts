@@ -14,6 +14,7 @@ import { ReceiveErrorsStore } from "./receive_errors_store.ts";
 import { SecureJoinStore } from "./securejoin_store.ts";
 import { EventsStore } from "./events_store.ts";
 import { ProtectedFilesStore } from "./protected_files_store.ts";
+import { QuarantineStore } from "./quarantine_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
@@ -26,6 +27,7 @@ export type { OwedReceipt, ReceiptKind } from "./owed_receipts_store.ts";
 export type { ReceiptRecord } from "./receipts_store.ts";
 export type { ReactionRecord } from "./reactions_store.ts";
 export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store.ts";
+export type { NewQuarantinedMail, QuarantinedMail } from "./quarantine_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 export type { StoredEventRow } from "./events_store.ts";
 export type {
@@ -49,6 +51,7 @@ export class Store {
   readonly reactions: ReactionsStore;
   readonly receiveErrors: ReceiveErrorsStore;
   readonly receiveAttempts: ReceiveAttemptsStore;
+  readonly quarantine: QuarantineStore;
   readonly securejoin: SecureJoinStore;
   readonly events: EventsStore;
   readonly protectedFiles: ProtectedFilesStore;
@@ -65,6 +68,7 @@ export class Store {
     this.reactions = new ReactionsStore(db);
     this.receiveErrors = new ReceiveErrorsStore(db);
     this.receiveAttempts = new ReceiveAttemptsStore(db);
+    this.quarantine = new QuarantineStore(db);
     this.securejoin = new SecureJoinStore(db);
     this.events = new EventsStore(db);
     this.protectedFiles = new ProtectedFilesStore(db);

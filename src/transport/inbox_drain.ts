@@ -1,7 +1,8 @@
 /**
  * Drains INBOX one message at a time: lists UIDs and sizes, then per message counts an attempt,
  * fetches that one body, hands it to reception and deletes it only once reception resolved (it
- * committed first). Memory holds one mail at a time; a mail that keeps failing is given up on.
+ * committed first). Memory holds one mail at a time; a mail that keeps failing is quarantined
+ * whole (kept by the sink) before it leaves the server, never deleted unread.
  */
 import { logger } from "../log.ts";
 import type { createImapClient } from "./imap_client.ts";
@@ -32,17 +33,22 @@ export interface MailSink {
   /** Notes why an attempt failed (for the record made when the drain gives up). */
   failed(msg: InboxMessage, reason: string): void;
   /**
-   * Records a mail the drain gives up on (too large, or failed too often). `head` is the start of
-   * the mail (all of it when `head.length === msg.size`). Resolving means "safe to delete".
+   * Records a mail the drain does not fetch because it is too large. `head` is the start of the
+   * mail (all of it when `head.length === msg.size`). Resolving means "safe to delete".
    */
   giveUp(msg: InboxMessage, reason: string, head: Uint8Array): Promise<void>;
+  /**
+   * Keeps a mail whole that failed `maxAttempts` times (or was being processed when the process
+   * died that often), without processing it. Resolving means "kept durably, safe to delete".
+   */
+  quarantine(msg: InboxMessage, reason: string, raw: Uint8Array): Promise<void>;
 }
 
 /** Limits of the drain. */
 export interface DrainLimits {
   /** Mails larger than this are recorded and deleted without being fetched. */
   readonly maxMailBytes: number;
-  /** Attempts (failures or deaths while processing) before a mail is given up on. */
+  /** Attempts (failures or deaths while processing) before a mail is quarantined. */
   readonly maxAttempts: number;
   /** Wait before the first retry of a failed mail; each further retry waits 4 times longer. */
   readonly retryBaseMs: number;
@@ -56,7 +62,7 @@ export interface DrainLimits {
  */
 export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
   maxMailBytes: 40 * 1024 * 1024,
-  maxAttempts: 3,
+  maxAttempts: 5,
   retryBaseMs: 60_000,
   listLimit: 500,
 };
@@ -138,15 +144,17 @@ export class InboxDrain {
       return await this.#giveUp(client, msg, `larger than ${maxMailBytes} bytes`);
     }
     const before = this.sink.begin(msg);
-    if (before >= maxAttempts) {
-      return await this.#giveUp(client, msg, `not processed after ${before} attempts`);
-    }
     const fetched = await client.fetchOne(String(msg.uid), { uid: true, source: true }, {
       uid: true,
     });
     if (fetched === false || fetched.source === undefined) return false; // expunged meanwhile
+    const raw = bytesOf(fetched.source);
+    if (before >= maxAttempts) {
+      const reason = `not processed after ${before} attempts (the process stopped while it ran)`;
+      return await this.#quarantine(client, msg, reason, raw);
+    }
     try {
-      await keepAlive(this.sink.deliver(bytesOf(fetched.source), msg));
+      await keepAlive(this.sink.deliver(raw, msg));
     } catch (err) {
       const reason = reasonOf(err);
       this.sink.failed(msg, reason);
@@ -158,11 +166,28 @@ export class InboxDrain {
         error: reason,
       });
       if (attempts >= maxAttempts) {
-        return await this.#giveUp(client, msg, `failed ${attempts} times: ${reason}`);
+        return await this.#quarantine(client, msg, `failed ${attempts} times: ${reason}`, raw);
       }
       this.#retryAt.set(msg.uid, this.now() + this.limits.retryBaseMs * 4 ** (attempts - 1));
       return false;
     }
+    this.#retryAt.delete(msg.uid);
+    await client.messageDelete(String(msg.uid), { uid: true });
+    return true;
+  }
+
+  async #quarantine(
+    client: Client,
+    msg: InboxMessage,
+    reason: string,
+    raw: Uint8Array,
+  ): Promise<boolean> {
+    await this.sink.quarantine(msg, reason, raw);
+    log.warn("quarantined a message; kept whole and deleted from the server", {
+      uid: msg.uid,
+      bytes: msg.size,
+      reason,
+    });
     this.#retryAt.delete(msg.uid);
     await client.messageDelete(String(msg.uid), { uid: true });
     return true;

@@ -56,6 +56,7 @@ const SAMPLES: { [K in GatewayEventKind]: Extract<GatewayEvent, { kind: K }> } =
   ViewerSessionStarted: { kind: "ViewerSessionStarted", expiresAt: 1700000000 },
   ViewerSessionEnded: { kind: "ViewerSessionEnded", reason: "expired" },
   ViewerFileStreamed: { kind: "ViewerFileStreamed", msgId: 42, bytes: 512 },
+  MailQuarantined: { kind: "MailQuarantined", quarantineId: 3, messageId: "m@x", reason: "r" },
   PrivittyFileEncrypted: { kind: "PrivittyFileEncrypted", chatId: 7, msgId: 42 },
   PrivittyFileDecrypted: { kind: "PrivittyFileDecrypted", chatId: 7, msgId: 42 },
   PrivittyFileAccessRevoked: {
@@ -105,6 +106,8 @@ const WIRE: Record<GatewayEventKind, string> = {
   ViewerSessionStarted: '{"type":"ViewerSessionStarted","account_id":1,"expires_at":1700000000}',
   ViewerSessionEnded: '{"type":"ViewerSessionEnded","account_id":1,"reason":"expired"}',
   ViewerFileStreamed: '{"type":"ViewerFileStreamed","account_id":1,"msg_id":42,"bytes":512}',
+  MailQuarantined:
+    '{"type":"MailQuarantined","account_id":1,"quarantine_id":3,"message_id":"m@x","reason":"r"}',
   PrivittyFileEncrypted: '{"type":"PrivittyFileEncrypted","account_id":1,"chat_id":7,"msg_id":42}',
   PrivittyFileDecrypted: '{"type":"PrivittyFileDecrypted","account_id":1,"chat_id":7,"msg_id":42}',
   PrivittyFileAccessRevoked:

@@ -80,6 +80,7 @@ export function fakeServices(options: FakeServiceOptions = {}): FakeServices {
     outgoing: NO_OUTGOING,
     secureJoin: NO_SECUREJOIN,
     wakeSender: () => void wakes.count++,
+    quarantine: { retryQuarantined: () => unavailable("reception") },
     wakes,
   };
 }

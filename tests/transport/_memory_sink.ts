@@ -1,6 +1,6 @@
 /**
  * An in-memory `MailSink` for ImapLoop tests: attempts per UIDVALIDITY:UID, what was delivered
- * (by Subject), what was given up on, and an optional failure rule.
+ * (by Subject), what was given up on or quarantined, and an optional failure rule.
  */
 import type { InboxMessage, MailSink } from "../../src/transport/inbox_drain.ts";
 
@@ -10,6 +10,13 @@ export interface GivenUp {
   readonly reason: string;
   readonly size: number;
   readonly headBytes: number;
+}
+
+/** A quarantined mail as the sink saw it (whole). */
+export interface Quarantined {
+  readonly subject: string;
+  readonly reason: string;
+  readonly bytes: number;
 }
 
 /** The Subject of a raw mail (or of its head), '?' when missing. */
@@ -23,6 +30,7 @@ export class MemorySink implements MailSink {
   readonly delivered: string[] = [];
   readonly tried: string[] = [];
   readonly givenUp: GivenUp[] = [];
+  readonly quarantined: Quarantined[] = [];
   #waiters: (() => void)[] = [];
 
   constructor(private readonly fail: (subject: string) => boolean = () => false) {}
@@ -50,6 +58,12 @@ export class MemorySink implements MailSink {
 
   giveUp(m: InboxMessage, reason: string, head: Uint8Array): Promise<void> {
     this.givenUp.push({ subject: subjectOf(head), reason, size: m.size, headBytes: head.length });
+    this.#wake();
+    return Promise.resolve();
+  }
+
+  quarantine(_m: InboxMessage, reason: string, raw: Uint8Array): Promise<void> {
+    this.quarantined.push({ subject: subjectOf(raw), reason, bytes: raw.length });
     this.#wake();
     return Promise.resolve();
   }

@@ -76,6 +76,7 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
     outbox_len: String(s.store.outbox.count()),
     owed_receipts: String(s.store.owedReceipts.count()),
     receive_errors: String(s.store.receiveErrors.count()),
+    quarantined: String(s.store.quarantine.count()),
   };
 }
 
@@ -83,7 +84,7 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
  * `get_info [account_id]` → map of string to string.
  * SPEC keys `deltachat_core_version`, `dbsize` (bytes of db + WAL), `blobdir`, `configured_addr`,
  * `n_msgs_in_db`, plus gateway extras (`outbox_len` mails waiting for the relay, `receive_errors`
- * mails that could not be used, versions, uptime in s, connectivity, license status,
+ * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime in s, connectivity, license status,
  * relay host, own key fingerprint). Reads local state only; no events.
  */
 export const getInfo: MethodEntry = {

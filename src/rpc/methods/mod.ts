@@ -11,12 +11,14 @@ import { MESSAGE_METHODS } from "./messages.ts";
 import { MESSAGE_EDIT_METHODS } from "./message_edits.ts";
 import { REACTION_METHODS } from "./reactions.ts";
 import { LICENSE_METHODS } from "./license.ts";
+import { QUARANTINE_METHODS } from "./quarantine.ts";
 import { SECUREJOIN_METHODS } from "./securejoin.ts";
 import { SECURE_FILE_METHODS } from "./secure_files.ts";
 
 /** Every method group, in the order `rpc.discover` lists them. */
 export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   ACCOUNT_METHODS,
+  QUARANTINE_METHODS,
   CONTACT_METHODS,
   CHAT_METHODS,
   GROUP_METHODS,
