@@ -71,6 +71,8 @@ export class LicenseManager implements LicenseSource {
   #file: LicenseFileState;
   #contents: LicenseFile | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The status last judged since the file was (re)read, to log changes that come with time. */
+  #lastStatus: LicenseStatus | undefined;
 
   private constructor(options: LicenseManagerOptions, read: LicenseRead) {
     this.path = licensePath(options.dataDir);
@@ -108,6 +110,7 @@ export class LicenseManager implements LicenseSource {
     const read = await readLicense(this.path, this.#keys);
     this.#file = read.file;
     this.#contents = read.contents;
+    this.#lastStatus = undefined;
   }
 
   /** True when a license file is present (whatever its status). */
@@ -120,7 +123,12 @@ export class LicenseManager implements LicenseSource {
     return this.#file.kind === "verified" ? this.#file.claims : undefined;
   }
 
-  /** Judges the license now and moves the clock high-water mark forward. */
+  /**
+   * Judges the license now and moves the clock high-water mark forward. Logs a status that
+   * changed since the last judgment of the same file: one that came with time or the clock
+   * (`clock_tampered` → `active` once the clock is past the mark again, `active` → `grace_period`
+   * at expiry), as no one asked for it.
+   */
   verdict(): LicenseVerdict {
     const now = this.#clock();
     const claims = this.claims();
@@ -132,6 +140,12 @@ export class LicenseManager implements LicenseSource {
       deactivatedIssuedAt: claims && this.#local.deactivatedIssuedAt(claims.id),
     });
     this.#local.advance(now);
+    if (this.#lastStatus !== undefined && this.#lastStatus !== verdict.status) {
+      log.info(`license status changed from ${this.#lastStatus} to ${verdict.status}`, {
+        reason: verdict.reason,
+      });
+    }
+    this.#lastStatus = verdict.status;
     return verdict;
   }
 

@@ -208,6 +208,10 @@ Deno.test("the clock high-water mark catches a clock set back, which heals by it
   assert.equal(m.status(), "clock_tampered", "still behind the mark a day later");
   t.pass(DAY);
   assert.equal(m.status(), "active", "the clock passed the mark: active again, no sync");
+  const changes = t.lines.filter((l) => l.includes("license status changed"));
+  assert.equal(changes.length, 2, "one line per change, none per call");
+  assert.match(changes[0], /from active to clock_tampered/);
+  assert.match(changes[1], /from clock_tampered to active reason="license .* is valid until/);
   assert.equal(restarted.status(), "active");
   t.clock.now = T0 + 30 * DAY;
   assert.equal(m.status(), "active", "a corrected clock is fine at once");
