@@ -1,7 +1,7 @@
 /**
  * The gateway's license: reads and verifies `privitty.lic`, judges it on every call (status.ts)
- * against the injected clock and the stored clock high-water mark, and activates, syncs and
- * deactivates it through the license server without a restart.
+ * against the injected clock and the clock high-water mark (local_state.ts), and activates, syncs
+ * and deactivates it through the license server without a restart.
  */
 import { DataDirLayout, type LicenseStatus } from "../constants.ts";
 import { describeError, GatewayError } from "../errors.ts";
@@ -31,6 +31,8 @@ export interface LicenseManagerOptions {
   readonly state: Pick<ConfigStore, "get" | "set">;
   /** Wall clock, Unix ms (default `Date.now`). */
   readonly clock?: () => number;
+  /** Monotonic clock, ms (default `performance.now`): moves the clock high-water mark. */
+  readonly monotonic?: () => number;
   readonly client?: LicenseClient;
 }
 
@@ -66,23 +68,31 @@ export class LicenseManager implements LicenseSource {
   readonly #local: LicenseLocalState;
   readonly #clock: () => number;
   readonly #client: LicenseClient;
-  #file: LicenseFileState = { kind: "absent" };
+  #file: LicenseFileState;
   #contents: LicenseFile | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** The status last judged since the file was (re)read, to log changes that come with time. */
+  #lastStatus: LicenseStatus | undefined;
 
-  private constructor(options: LicenseManagerOptions) {
-    this.path = `${options.dataDir}/${DataDirLayout.LICENSE_FILE}`;
+  private constructor(options: LicenseManagerOptions, read: LicenseRead) {
+    this.path = licensePath(options.dataDir);
     this.deviceId = options.deviceId;
     this.#keys = options.keys;
-    this.#local = new LicenseLocalState(options.state);
+    this.#file = read.file;
+    this.#contents = read.contents;
+    // The mark starts from the stored one or the issuer's time of the copy read at start.
+    this.#local = new LicenseLocalState(options.state, {
+      issuedAt: this.claims()?.issuedAt,
+      monotonic: options.monotonic,
+    });
     this.#clock = options.clock ?? Date.now;
     this.#client = options.client ?? new LicenseClient();
   }
 
   /** Opens the manager: reads the license file, then records the clock. */
   static async open(options: LicenseManagerOptions): Promise<LicenseManager> {
-    const manager = new LicenseManager(options);
-    await manager.reload();
+    const read = await readLicense(licensePath(options.dataDir), options.keys);
+    const manager = new LicenseManager(options, read);
     const legacy = `${options.dataDir}/${DataDirLayout.LEGACY_LICENSE_FILE}`;
     if (await exists(legacy)) {
       log.warn(
@@ -97,28 +107,10 @@ export class LicenseManager implements LicenseSource {
 
   /** Re-reads and re-verifies the license file. */
   async reload(): Promise<void> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(this.path);
-    } catch (err) {
-      this.#contents = undefined;
-      this.#file = err instanceof Deno.errors.NotFound
-        ? { kind: "absent" }
-        : { kind: "unusable", reason: `the license file cannot be read (${describeError(err)})` };
-      return;
-    }
-    const parsed = parseLicenseFile(text);
-    if (typeof parsed === "string") {
-      this.#contents = undefined;
-      this.#file = { kind: "unusable", reason: parsed };
-      return;
-    }
-    this.#contents = parsed;
-    const verified = await verifyLicenseToken(parsed.license_jwt, this.#keys);
-    this.#file = verified.ok
-      ? { kind: "verified", claims: verified.claims }
-      : { kind: "unusable", reason: verified.reason };
-    if (!verified.ok) log.warn("the license file is not valid", { reason: verified.reason });
+    const read = await readLicense(this.path, this.#keys);
+    this.#file = read.file;
+    this.#contents = read.contents;
+    this.#lastStatus = undefined;
   }
 
   /** True when a license file is present (whatever its status). */
@@ -131,7 +123,12 @@ export class LicenseManager implements LicenseSource {
     return this.#file.kind === "verified" ? this.#file.claims : undefined;
   }
 
-  /** Judges the license now and moves the clock high-water mark forward. */
+  /**
+   * Judges the license now and moves the clock high-water mark forward. Logs a status that
+   * changed since the last judgment of the same file: one that came with time or the clock
+   * (`clock_tampered` → `active` once the clock is past the mark again, `active` → `grace_period`
+   * at expiry), as no one asked for it.
+   */
   verdict(): LicenseVerdict {
     const now = this.#clock();
     const claims = this.claims();
@@ -143,6 +140,12 @@ export class LicenseManager implements LicenseSource {
       deactivatedIssuedAt: claims && this.#local.deactivatedIssuedAt(claims.id),
     });
     this.#local.advance(now);
+    if (this.#lastStatus !== undefined && this.#lastStatus !== verdict.status) {
+      log.info(`license status changed from ${this.#lastStatus} to ${verdict.status}`, {
+        reason: verdict.reason,
+      });
+    }
+    this.#lastStatus = verdict.status;
     return verdict;
   }
 
@@ -282,12 +285,44 @@ export class LicenseManager implements LicenseSource {
     // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
     // an earlier deactivation of this license here no longer applies.
     this.#local.clearDeactivated(verified.claims.id);
-    // The issuer's signed clock replaces ours as the high-water mark: a clock set too far
-    // ahead by mistake is forgiven once it is corrected and the license synced.
+    // The issuer's signed clock replaces the high-water mark and restarts its lived-through
+    // time: whatever the mark held is forgiven, the issuer's time is the truth.
     this.#local.setHighWater(verified.claims.issuedAt);
     await this.reload();
     return verified.claims;
   }
+}
+
+/** The license file as read: its judged state and, when it parsed, its contents. */
+interface LicenseRead {
+  readonly file: LicenseFileState;
+  readonly contents?: LicenseFile;
+}
+
+function licensePath(dataDir: string): string {
+  return `${dataDir}/${DataDirLayout.LICENSE_FILE}`;
+}
+
+/** Reads and verifies the license file at `path`. */
+async function readLicense(path: string, keys: readonly TrustedKey[]): Promise<LicenseRead> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (err) {
+    return err instanceof Deno.errors.NotFound ? { file: { kind: "absent" } } : {
+      file: { kind: "unusable", reason: `the license file cannot be read (${describeError(err)})` },
+    };
+  }
+  const parsed = parseLicenseFile(text);
+  if (typeof parsed === "string") return { file: { kind: "unusable", reason: parsed } };
+  const verified = await verifyLicenseToken(parsed.license_jwt, keys);
+  if (!verified.ok) log.warn("the license file is not valid", { reason: verified.reason });
+  return {
+    file: verified.ok
+      ? { kind: "verified", claims: verified.claims }
+      : { kind: "unusable", reason: verified.reason },
+    contents: parsed,
+  };
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -24,7 +24,7 @@ export interface LicenseFacts {
   readonly deviceId: string;
   /** The clock now, Unix ms. */
   readonly now: number;
-  /** The latest clock value this gateway recorded (never decreases), if any. */
+  /** The clock high-water mark: a time this gateway really lived through (local_state.ts). */
   readonly highWater?: number;
   /** The issue time of the latest copy of this license deactivated on this device, if any. */
   readonly deactivatedIssuedAt?: number;

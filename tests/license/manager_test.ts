@@ -26,6 +26,7 @@ async function setup(device = DEVICE_A, dataDir?: string) {
   const server = await LicenseFixture.start(T0);
   const dir = await makeTempDir("lic");
   const clock = { now: T0 };
+  const mono = { now: 0 };
   const state = memoryState();
   const lines: string[] = [];
   const prev = setLogSink((l) => lines.push(l));
@@ -36,6 +37,7 @@ async function setup(device = DEVICE_A, dataDir?: string) {
       keys: server.trusted,
       state,
       clock: () => clock.now,
+      monotonic: () => mono.now,
       client: new LicenseClient({ fetch: server.fetch }),
     });
   return {
@@ -45,6 +47,11 @@ async function setup(device = DEVICE_A, dataDir?: string) {
     state,
     lines,
     open,
+    /** Time goes by: the wall and the monotonic clock both move `ms` forward. */
+    pass(ms: number) {
+      clock.now += ms;
+      mono.now += ms;
+    },
     async [Symbol.asyncDispose]() {
       setLogSink(prev);
       await server[Symbol.asyncDispose]();
@@ -181,39 +188,102 @@ Deno.test("deactivate() frees the seat; the kept file no longer counts; activati
   assert.equal(t.server.db.seats(row.id).length, 1);
 });
 
-Deno.test("the clock high-water mark is kept, never lowered, and catches a rolled-back clock", async () => {
+Deno.test("the clock high-water mark catches a clock set back, which heals by itself", async () => {
   await using t = await setup();
   const { url } = t.server.issue({ days: 365 });
   const m = await t.open();
   await m.activate(url);
-  t.clock.now = T0 + 20 * DAY;
+  t.pass(20 * DAY);
   assert.equal(m.status(), "active");
-  assert.equal(t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER), String(T0 + 20 * DAY));
-  t.clock.now = T0 + 2 * DAY; // set back
+  const mark = () => JSON.parse(t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER)!).ms;
+  assert.equal(mark(), T0 + 20 * DAY);
+  t.clock.now -= 2 * DAY; // set back two days below the time lived through
   const v = m.verdict();
   assert.equal(v.status, "clock_tampered");
   assert.match(v.reason, /earlier than a time this gateway already saw \(2030-01-21/);
-  assert.equal(
-    t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER),
-    String(T0 + 20 * DAY),
-    "never lowered",
-  );
-  assert.equal((await t.open()).status(), "clock_tampered", "the mark survives a restart");
-  t.clock.now = T0 + 20 * DAY + 1;
-  assert.equal(m.status(), "active", "a corrected clock is fine again");
+  assert.equal(mark(), T0 + 20 * DAY, "never lowered");
+  const restarted = await t.open();
+  assert.equal(restarted.status(), "clock_tampered", "the mark survives a restart");
+  t.pass(DAY);
+  assert.equal(m.status(), "clock_tampered", "still behind the mark a day later");
+  t.pass(DAY);
+  assert.equal(m.status(), "active", "the clock passed the mark: active again, no sync");
+  const changes = t.lines.filter((l) => l.includes("license status changed"));
+  assert.equal(changes.length, 2, "one line per change, none per call");
+  assert.match(changes[0], /from active to clock_tampered/);
+  assert.match(changes[1], /from clock_tampered to active reason="license .* is valid until/);
+  assert.equal(restarted.status(), "active");
+  t.clock.now = T0 + 30 * DAY;
+  assert.equal(m.status(), "active", "a corrected clock is fine at once");
+  assert.equal(t.server.requests.length, 1, "only the activation: no sync");
 });
 
-Deno.test("a sync forgives a clock that ran ahead once it is corrected (issuer's time wins)", async () => {
+Deno.test("a clock that ran 800 days ahead is active again once corrected, without a sync", async () => {
   await using t = await setup();
   const { url } = t.server.issue({ days: 365 });
   const m = await t.open();
   await m.activate(url);
-  t.clock.now = T0 + 100 * DAY; // ahead by mistake
-  m.status();
-  t.clock.now = T0 + DAY; // corrected
+  t.pass(DAY);
+  t.clock.now += 800 * DAY; // the clock jumps ahead
+  assert.equal(m.status(), "expired", "judged by the clock it has");
+  t.pass(3_600_000);
+  assert.equal(m.status(), "expired");
+  assert.equal((await t.open()).status(), "expired", "a restart while ahead");
+  t.clock.now -= 800 * DAY; // corrected
+  assert.equal(m.status(), "active");
+  assert.equal((await t.open()).status(), "active", "also after a restart");
+  assert.equal(t.server.requests.length, 1, "only the activation: no sync");
+});
+
+Deno.test("setting the clock back cannot revive a license the running time carried past expiry", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ days: 10, graceDays: 0 });
+  const m = await t.open();
+  await m.activate(url);
+  t.pass(11 * DAY);
+  assert.equal(m.status(), "expired");
+  const restarted = await t.open();
+  t.clock.now = T0 + 5 * DAY;
   assert.equal(m.status(), "clock_tampered");
-  t.server.clock.now = T0 + DAY;
-  assert.equal((await m.sync()).status, "active");
+  assert.equal(restarted.status(), "clock_tampered", "also after a restart");
+  t.pass(6 * DAY);
+  assert.equal(m.status(), "expired", "once the clock passed the mark: expired, as it is");
+});
+
+Deno.test("a mark an earlier build stored far ahead is capped at load to a day past the issue time", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ days: 365 });
+  await (await t.open()).activate(url);
+  // Earlier builds stored any clock reading as a bare number, also one 800 days ahead.
+  t.state.map.set(ConfigKey.LICENSE_CLOCK_HIGH_WATER, String(T0 + 800 * DAY));
+  t.clock.now = T0 + 3 * DAY;
+  assert.equal((await t.open()).status(), "active", "the clock is past the cap: healed at once");
+
+  t.state.map.set(ConfigKey.LICENSE_CLOCK_HIGH_WATER, String(T0 + 800 * DAY));
+  t.clock.now = T0 + 3_600_000;
+  const m = await t.open();
+  const v = m.verdict();
+  assert.equal(v.status, "clock_tampered", "up to a day past the issue time still counts");
+  assert.match(v.reason, /already saw \(2030-01-02T00:00:00.000Z\)/);
+  t.pass(DAY);
+  assert.equal(m.status(), "active", "heals by itself once the clock is past it");
+});
+
+Deno.test("activation and sync set the mark to the issuer's signed time", async () => {
+  await using t = await setup();
+  const { url } = t.server.issue({ days: 365 });
+  const m = await t.open();
+  await m.activate(url);
+  const mark = () => JSON.parse(t.state.map.get(ConfigKey.LICENSE_CLOCK_HIGH_WATER)!).ms;
+  assert.equal(mark(), T0, "activation sets the first mark");
+  t.pass(20 * DAY);
+  m.status();
+  t.clock.now = T0 + 10 * DAY; // behind the time lived through, but the issuer agrees
+  assert.equal(m.status(), "clock_tampered");
+  t.server.clock.now = T0 + 10 * DAY;
+  assert.equal((await m.sync()).status, "active", "the issuer's time wins");
+  assert.equal(mark(), T0 + 10 * DAY);
+  assert.equal((await t.open()).status(), "active", "also after a restart");
 });
 
 Deno.test("a license file tampered with, foreign, unreadable or of an earlier build is not honoured", async () => {
