@@ -1,5 +1,6 @@
 /** Tests of the PDU encoding: versioned JSON, detached signatures, refusal of anything altered. */
 import assert from "node:assert/strict";
+import * as openpgp from "openpgp";
 import { readPrivateKey } from "../../src/crypto/pgp.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import { toBase64 } from "../../src/crypto/armor.ts";
@@ -35,6 +36,24 @@ Deno.test("signPdu() and verifyPdu() round-trip under the signer's key", async (
   assert.match(signed.encoded, /^[A-Za-z0-9+/=]+\.[A-Za-z0-9+/=]+$/);
   assert.deepEqual(await verifyPdu(signed.encoded, alice.publicKey), GRANT);
   assert.deepEqual(await verifyPdu(foldPdu(signed.encoded), alice.publicKey), GRANT, "folded");
+});
+
+Deno.test("verifyPdu() accepts a PDU signed by a clock days ahead or behind of ours", async () => {
+  const json = new TextEncoder().encode(JSON.stringify(GRANT));
+  for (const days of [2, 800, -400]) {
+    const sig = await openpgp.sign({
+      message: await openpgp.createMessage({ binary: json }),
+      signingKeys: aliceKey,
+      // The signer's own clock; before its key's birth OpenPGP.js would refuse to sign at all.
+      date: new Date(
+        Math.max(Date.now() + days * 86_400_000, aliceKey.getCreationTime().getTime()),
+      ),
+      detached: true,
+      format: "binary",
+    }) as Uint8Array;
+    const encoded = `${toBase64(json)}.${toBase64(sig)}`;
+    assert.deepEqual(await verifyPdu(encoded, alice.publicKey), GRANT, `${days} days`);
+  }
 });
 
 Deno.test("verifyPdu() refuses another signer, altered JSON and a swapped signature", async () => {
