@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { StartupError } from "../../src/errors.ts";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { setLogSink } from "../../src/log.ts";
+import { readPublicKey } from "../../src/crypto/pgp.ts";
 import { provision, type ProvisionDeps } from "../../src/provision/mod.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
@@ -253,6 +254,28 @@ Deno.test("provision() stores the device fingerprint before the license step (P-
     assert.ok(at("step 2/7 accounts directory") >= 0);
     assert.ok(at("step 2b/7 device fingerprint: done") > at("step 2/7 accounts directory"));
     assert.ok(at("step 3/7 license") > at("step 2b/7 device fingerprint"));
+  } finally {
+    out.store.close();
+    out.lock.release();
+  }
+});
+
+Deno.test("provision() dates a new key by the relay's clock when ours runs ahead, a day back", async () => {
+  await using tmp = await makeTempDir("prov");
+  const relay = fakeRelay();
+  const relayNow = 1_700_000_000_000;
+  const fetchWithDate: typeof fetch = async (input, init) => {
+    const res = await relay.deps.fetch!(input, init);
+    if (String(input) !== NEW) return res;
+    const headers = new Headers(res.headers);
+    headers.set("date", new Date(relayNow).toUTCString());
+    return new Response(await res.text(), { status: res.status, headers });
+  };
+  const ahead = { ...relay.deps, fetch: fetchWithDate, clock: () => relayNow + 10 * 86_400_000 };
+  const out = await provision(testConfig(`${tmp.path}/data`), ahead);
+  try {
+    const key = await readPublicKey(out.store.keys.current()!.publicKey);
+    assert.equal(key.getCreationTime().getTime(), relayNow - 86_400_000);
   } finally {
     out.store.close();
     out.lock.release();

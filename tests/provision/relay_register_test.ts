@@ -20,6 +20,25 @@ Deno.test("registerOnRelay() POSTs an empty body and returns the lower-cased add
   assert.deepEqual(acc, { email: "abcdefghi@relay.example", password: "p" });
 });
 
+Deno.test("registerOnRelay() reads the relay's clock from the answer's Date header", async () => {
+  const date = "Tue, 01 Dec 2026 10:00:00 GMT";
+  const f = fakeFetch({
+    [URL_NEW]: () =>
+      Promise.resolve(
+        Response.json({ email: "a@relay.example", password: "p" }, { headers: { date } }),
+      ),
+  });
+  const acc = await registerOnRelay(URL_NEW, f.fetch);
+  assert.equal(acc.relayTime, Date.parse(date));
+  const none = fakeFetch({
+    [URL_NEW]: () =>
+      Promise.resolve(
+        Response.json({ email: "a@relay.example", password: "p" }, { headers: { date: "soon" } }),
+      ),
+  });
+  assert.equal((await registerOnRelay(URL_NEW, none.fetch)).relayTime, undefined, "unreadable");
+});
+
 Deno.test("registerOnRelay() reports the relay's reason, a non-JSON refusal and a bad answer", async () => {
   const refused = fakeFetch({ [URL_NEW]: { status: 429, body: '{"reason":"too many accounts"}' } });
   await assert.rejects(
