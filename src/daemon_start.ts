@@ -20,6 +20,7 @@ import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
+import { monotonicNow } from "./transport/clock.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
 import { ViewerSessions } from "./viewer/session.ts";
 import { protectedFileSource } from "./protected_files/viewer_source.ts";
@@ -83,6 +84,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     connectivity,
     events: bus,
     reception: mail.reception,
+    monotonic: monotonicNow,
   });
   imap.start(loops.signal);
   mail.start(loops.signal);

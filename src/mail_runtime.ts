@@ -20,6 +20,7 @@ import { deviceKeyOf } from "./protected_files/key_shares.ts";
 import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
+import { monotonicNow } from "./transport/clock.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
@@ -63,6 +64,7 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
   return {
     due: (now, limit) => outbox.due(now, limit),
     nextDueAt: () => outbox.nextDueAt(),
+    pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
     sent: (id) => void states.outboxSent(id),
     retry: (id, error, nextTryAt, counted) => outbox.recordFailure(id, error, nextTryAt, counted),
     gaveUp: (id, error) => void states.outboxGaveUp(id, error),
@@ -159,6 +161,8 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     password: o.password,
     queue: outboxQueue(ctx),
     events: o.events,
+    now: () => ctx.now(),
+    monotonic: monotonicNow,
   });
   const messages = new Messages(ctx);
   const m = createMessenger(
