@@ -64,6 +64,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     password: account.password,
     deviceFingerprint: account.device.fingerprint,
     noteGarbage: (bytes) => burstGc.note(bytes),
+    problems: connectivity,
   });
   const services: Services = {
     config,
@@ -85,6 +86,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     events: bus,
     reception: mail.reception,
     monotonic: monotonicNow,
+    problems: connectivity,
   });
   imap.start(loops.signal);
   mail.start(loops.signal);

@@ -21,6 +21,7 @@ import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
+import type { MailProblemSink } from "./transport/mail_problem.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
@@ -40,6 +41,8 @@ export interface MailRuntimeOptions {
   readonly deviceFingerprint?: string;
   /** Told the size of each mail reception went through (`InboxReceptionOptions`). */
   readonly noteGarbage?: (bytes: number) => void;
+  /** Told when sending fails because of the device's clock (the daemon's ConnectivityMonitor). */
+  readonly problems?: MailProblemSink;
 }
 
 /** What the daemon wires. */
@@ -163,6 +166,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     events: o.events,
     now: () => ctx.now(),
     monotonic: monotonicNow,
+    problems: o.problems,
   });
   const messages = new Messages(ctx);
   const m = createMessenger(

@@ -11,7 +11,9 @@ import { logger } from "../log.ts";
 import { type MonotonicClock, monotonicNow } from "./clock.ts";
 import { createImapClient, imapReason } from "./imap_client.ts";
 import { type DrainLimits, InboxDrain, type KeepAlive, type MailSink } from "./inbox_drain.ts";
+import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { describeEndpoint, type ServerParams } from "./server_params.ts";
+import { tlsClockFault, tlsClockProblem } from "./tls_clock.ts";
 
 const log = logger("imap");
 
@@ -50,6 +52,10 @@ export interface ImapLoopOptions {
   readonly backoff?: BackoffBounds;
   /** The clock the drain's retry times are measured on (default `performance.now`). */
   readonly monotonic?: MonotonicClock;
+  /** Told when connecting fails because of this device's clock (TLS), and when that is over. */
+  readonly problems?: MailProblemSink;
+  /** The wall clock named in such a report (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** Bounds of the reconnect back-off. */
@@ -92,10 +98,12 @@ export class ImapLoop {
   #running: Promise<void> | undefined;
   readonly #abort = new AbortController();
   readonly #mono: MonotonicClock;
+  readonly #problem: LinkProblem;
 
   constructor(opts: ImapLoopOptions) {
     this.#opts = opts;
     this.#mono = opts.monotonic ?? monotonicNow;
+    this.#problem = new LinkProblem("imap", log, opts.problems);
     if (opts.onNewMail) this.#listeners.add(opts.onNewMail);
   }
 
@@ -178,18 +186,28 @@ export class ImapLoop {
       const box = await client.mailboxOpen("INBOX");
       wasConnected = true;
       connectivity.set(Connectivity.CONNECTED);
+      this.#problem.set(undefined);
       this.#opts.events.publish({ kind: "ImapConnected", msg: `IMAP connected to ${server}` });
       log.info("connected", { server, ms: Math.round(this.#mono() - t0), exists: box.exists });
       this.#notify(box.exists);
       await this.#serve(client, signal, inbox, closedP, () => closed);
       if (!signal.aborted) log.warn("IMAP connection lost", { server });
     } catch (err) {
-      if (!signal.aborted) log.warn("IMAP session failed", { server, error: imapReason(err) });
+      if (!signal.aborted) {
+        log.warn("IMAP session failed", { server, error: imapReason(err) });
+        if (!wasConnected) this.#noteTlsClock(err);
+      }
     } finally {
       client.close();
       this.#client = undefined;
     }
     return wasConnected;
+  }
+
+  /** A failed connection's reason, when it is the clock's (TLS); any other reason clears it. */
+  #noteTlsClock(err: unknown): void {
+    const fault = tlsClockFault(err);
+    this.#problem.set(fault && tlsClockProblem(fault, (this.#opts.now ?? Date.now)()));
   }
 
   /**

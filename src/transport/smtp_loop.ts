@@ -10,9 +10,17 @@ import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
 import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
 import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
+import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
+import {
+  isUnverifiedCertificate,
+  type TlsClockFault,
+  tlsClockFault,
+  tlsClockProblem,
+} from "./tls_clock.ts";
+import { probeTlsClock } from "./tls_clock_probe.ts";
 
 const log = logger("smtp");
 
@@ -81,6 +89,13 @@ export interface SmtpLoopOptions {
   readonly now?: () => number;
   /** The clock the loop's own pauses are measured on (default `performance.now`). */
   readonly monotonic?: MonotonicClock;
+  /** Told when sending fails because of this device's clock (TLS), and when that is over. */
+  readonly problems?: MailProblemSink;
+  /**
+   * A second look at a certificate `node:tls` could not verify (default: a rustls handshake to
+   * `endpoint`, tls_clock_probe.ts); tests pass fakes.
+   */
+  readonly tlsProbe?: () => Promise<TlsClockFault | undefined>;
   /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
   readonly transportFactory?: () => SmtpSender;
 }
@@ -135,6 +150,10 @@ export class SmtpLoop {
   readonly #now: () => number;
   readonly #mono: MonotonicClock;
   readonly #jumps: ClockJumpWatch;
+  readonly #tlsProbe: () => Promise<TlsClockFault | undefined>;
+  readonly #problem: LinkProblem;
+  /** Bumped on each outcome, so a probe that answers late does not overwrite a newer one. */
+  #problemGen = 0;
   /** The queue's times are checked at the first look and after each jump (until that worked). */
   #pullBackPending = true;
   readonly #inflight = new Set<number>();
@@ -161,6 +180,8 @@ export class SmtpLoop {
     this.#now = opts.now ?? Date.now;
     this.#mono = opts.monotonic ?? monotonicNow;
     this.#jumps = new ClockJumpWatch(this.#now, this.#mono);
+    this.#tlsProbe = opts.tlsProbe ?? (() => probeTlsClock(opts.endpoint));
+    this.#problem = new LinkProblem("smtp", log, opts.problems);
   }
 
   /** Starts the loop (once): it first drains everything due, e.g. what a restart left queued. */
@@ -308,6 +329,8 @@ export class SmtpLoop {
     this.#counts.sent++;
     this.#connFailures = 0;
     this.#holdUntil = 0;
+    this.#problemGen++;
+    this.#problem.set(undefined);
     const to = mail.recipients.length;
     if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
     log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
@@ -337,7 +360,7 @@ export class SmtpLoop {
       return queue.gaveUp(mail.id, reason);
     }
     if (kind === "connection") {
-      this.#connectionFailed(lease, mono, reason, err);
+      this.#connectionFailed(lease, now, mono, reason, err);
       this.#counts.retried++;
       // Due when the pause ends, in the queue's wall-clock time.
       return queue.retry(mail.id, reason, now + Math.max(0, this.#holdUntil - mono), false);
@@ -354,18 +377,30 @@ export class SmtpLoop {
   }
 
   /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */
-  #connectionFailed(lease: Lease, mono: number, reason: string, err: unknown): void {
+  #connectionFailed(lease: Lease, now: number, mono: number, reason: string, err: unknown): void {
     this.#connected = false;
     if (this.#lease === lease) this.#retire(lease);
     if (mono < this.#holdUntil) return;
     const delay = backoffDelay(this.#connFailures, this.#netBounds);
     this.#connFailures++;
     this.#holdUntil = mono + delay;
+    this.#noteTlsClock(err, now);
     const login = (err as { code?: unknown })?.code === "EAUTH";
     (login ? log.error : log.warn)(
       login ? "SMTP login refused; mail stays queued" : "SMTP connection failed; pausing",
       { server: this.#server, in_ms: delay, failures: this.#connFailures, reason },
     );
+  }
+
+  /** Reports whether this connection failure was the clock's (TLS), asking rustls when unsure. */
+  #noteTlsClock(err: unknown, now: number): void {
+    const gen = ++this.#problemGen;
+    const settle = (fault: TlsClockFault | undefined) => {
+      if (gen === this.#problemGen) this.#problem.set(fault && tlsClockProblem(fault, now));
+    };
+    const fault = tlsClockFault(err);
+    if (fault || !isUnverifiedCertificate(err)) return settle(fault);
+    this.#tlsProbe().then(settle, () => settle(undefined));
   }
 
   #retire(lease: Lease): void {

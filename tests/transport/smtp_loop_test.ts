@@ -97,8 +97,8 @@ function fakeTransport(outcome: (mail: OutgoingMail) => Promise<void> = () => Pr
 }
 
 /** A nodemailer-like error. */
-function smtpError(code: string, command: string, response?: string): Error {
-  const err = Object.assign(new Error("Failed"), { code, command, response });
+function smtpError(code: string, command: string, response?: string, message = "Failed"): Error {
+  const err = Object.assign(new Error(message), { code, command, response });
   return response ? Object.assign(err, { responseCode: Number(response.slice(0, 3)) }) : err;
 }
 
@@ -392,6 +392,71 @@ const DAY_MS = 86_400_000;
 /** The right time in these tests (Unix ms, 2023-11-14). */
 const RIGHT = 1_700_000_000_000;
 
+/** rustls's words for a certificate outside its validity, as a nodemailer session error. */
+function tlsClockError(words = "certificate expired"): Error {
+  return smtpError(
+    "ESOCKET",
+    "CONN",
+    undefined,
+    `invalid peer certificate: ${words}: verification time 1769120000 (UNIX), but certificate ` +
+      "is not valid after 1767225600 (1894400 seconds ago)",
+  );
+}
+
+/** The reports a loop made to its problem sink, consecutive repeats folded. */
+function problemLog() {
+  const errors: (string | undefined)[] = [];
+  const details: string[] = [];
+  return {
+    errors,
+    details,
+    sink: {
+      report(_link: string, p: { error: string; detail: string } | undefined) {
+        if (p) details.push(p.detail);
+        if (errors.length === 0 || errors.at(-1) !== p?.error) errors.push(p?.error);
+      },
+    },
+  };
+}
+
+Deno.test("SmtpLoop: a clock 800 days ahead, then corrected, sends right after the correction", async () => {
+  const clock = testClocks(RIGHT + 800 * DAY_MS);
+  let clockRight = false;
+  const queue = new MemoryQueue();
+  const id = queue.add();
+  const problems = problemLog();
+  // Seen from 800 days ahead the relay's certificate has expired.
+  const { factory, stats } = fakeTransport(() =>
+    clockRight ? Promise.resolve() : Promise.reject(tlsClockError())
+  );
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    connectionBackoff: { min: 60_000, max: 60_000 },
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(queue.retries.length, 1);
+    assert.ok(queue.retries[0].nextTryAt > RIGHT + 800 * DAY_MS, "stored in the clock's future");
+    assert.deepEqual(problems.errors, ["tls_clock"]);
+    clock.pass(1_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(stats.mails.length, 1, "the pause runs on the monotonic clock: no new try yet");
+
+    clockRight = true;
+    clock.jump(-800 * DAY_MS); // NTP corrects the clock; the process keeps running
+    loop.wake();
+    await within(loop.idle(), 5_000, "the mail to be sent");
+  });
+  assert.deepEqual(queue.sentIds, [id], "sent after the correction, without a restart");
+  assert.equal(stats.mails.length, 2, "one failed try, then the send");
+  assert.equal(queue.gaveUps.length, 0);
+  assert.deepEqual(problems.errors, ["tls_clock", undefined], "cleared by the send");
+});
+
 Deno.test("SmtpLoop: a clock jumping 400 days back does not stall sending", async () => {
   const clock = testClocks(RIGHT);
   let up = false;
@@ -466,6 +531,79 @@ Deno.test("SmtpLoop pulls back at start what a clock ahead left queued, not what
     },
   );
   assert.equal(queue.rows.get(soon)?.nextTryAt, RIGHT + 120_000, "a back-off in range stays");
+});
+
+Deno.test("SmtpLoop reports a TLS clock failure once in the log, retries it and clears it", async () => {
+  const clock = testClocks(RIGHT);
+  let failures = 3;
+  const queue = new MemoryQueue();
+  const id = queue.add();
+  const problems = problemLog();
+  const { factory } = fakeTransport(() =>
+    failures-- > 0 ? Promise.reject(tlsClockError("certificate not valid yet")) : Promise.resolve()
+  );
+  const lines: string[] = [];
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    maxAttempts: 2,
+  }, async (loop) => {
+    const prev = setLogSink((l) => lines.push(l));
+    try {
+      for (let i = 0; i < 4; i++) {
+        await within(loop.idle(), 5_000, "idle");
+        clock.pass(60_000);
+        loop.wake();
+      }
+      await within(loop.idle(), 5_000, "idle");
+    } finally {
+      setLogSink(prev);
+    }
+  });
+  assert.deepEqual(queue.sentIds, [id]);
+  assert.equal(queue.retries.length, 3, "retried with back-off");
+  assert.equal(queue.gaveUps.length, 0, "a clock failure never uses up a mail's attempts");
+  assert.deepEqual(problems.errors, ["tls_clock", undefined]);
+  assert.match(
+    problems.details[0],
+    /^the relay's TLS certificate is not yet valid at this device's clock \(2023-11-14T.*Z\): check the system clock$/,
+  );
+  const warns = lines.filter((l) => / WARN .*at this device's clock/.test(l));
+  assert.equal(warns.length, 1, "one WARN naming the clock");
+});
+
+Deno.test("SmtpLoop asks rustls about a certificate node:tls could not verify", async () => {
+  const clock = testClocks(RIGHT);
+  const queue = new MemoryQueue();
+  queue.add();
+  const problems = problemLog();
+  let probes = 0;
+  let answer: "expired" | undefined = "expired";
+  const unverified = () =>
+    smtpError("ESOCKET", "CONN", undefined, "unable to verify the first certificate");
+  const { factory } = fakeTransport(() => Promise.reject(unverified()));
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    tlsProbe: () => (probes++, Promise.resolve(answer)),
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => problems.errors.length === 1, 2_000, "the probe's answer");
+    answer = undefined; // e.g. the certificate's issuer is not trusted
+    clock.pass(60_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => problems.errors.length === 2, 2_000, "the probe's answer");
+  });
+  assert.equal(probes, 2, "one probe per failed connection");
+  assert.deepEqual(problems.errors, ["tls_clock", undefined]);
+  assert.match(problems.details[0], /expired at this device's clock/);
 });
 
 // ---- against a relay ------------------------------------------------------------------------
