@@ -20,6 +20,7 @@ import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
+import { monotonicNow } from "./transport/clock.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
 import { ViewerSessions } from "./viewer/session.ts";
 import { protectedFileSource } from "./protected_files/viewer_source.ts";
@@ -63,6 +64,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     password: account.password,
     deviceFingerprint: account.device.fingerprint,
     noteGarbage: (bytes) => burstGc.note(bytes),
+    problems: connectivity,
   });
   const services: Services = {
     config,
@@ -84,6 +86,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     connectivity,
     events: bus,
     reception: mail.reception,
+    monotonic: monotonicNow,
+    problems: connectivity,
   });
   imap.start(loops.signal);
   mail.start(loops.signal);

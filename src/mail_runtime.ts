@@ -20,6 +20,8 @@ import { deviceKeyOf } from "./protected_files/key_shares.ts";
 import { ProtectedFiles } from "./protected_files/service.ts";
 import { SecureJoin } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
+import { monotonicNow } from "./transport/clock.ts";
+import type { MailProblemSink } from "./transport/mail_problem.ts";
 import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
@@ -39,6 +41,8 @@ export interface MailRuntimeOptions {
   readonly deviceFingerprint?: string;
   /** Told the size of each mail reception went through (`InboxReceptionOptions`). */
   readonly noteGarbage?: (bytes: number) => void;
+  /** Told when sending fails because of the device's clock (the daemon's ConnectivityMonitor). */
+  readonly problems?: MailProblemSink;
 }
 
 /** What the daemon wires. */
@@ -63,6 +67,7 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
   return {
     due: (now, limit) => outbox.due(now, limit),
     nextDueAt: () => outbox.nextDueAt(),
+    pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
     sent: (id) => void states.outboxSent(id),
     retry: (id, error, nextTryAt, counted) => outbox.recordFailure(id, error, nextTryAt, counted),
     gaveUp: (id, error) => void states.outboxGaveUp(id, error),
@@ -159,6 +164,9 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     password: o.password,
     queue: outboxQueue(ctx),
     events: o.events,
+    now: () => ctx.now(),
+    monotonic: monotonicNow,
+    problems: o.problems,
   });
   const messages = new Messages(ctx);
   const m = createMessenger(

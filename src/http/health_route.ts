@@ -7,6 +7,7 @@ import { Connectivity, GATEWAY_VERSION, SERVICE_NAME } from "../constants.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Services } from "../services.ts";
 import { ConfigKey } from "../store/mod.ts";
+import type { MailError } from "../transport/mail_problem.ts";
 
 /** The `/health` body: the product's `status`, `service`, `version` (P-13), then extras. */
 export interface HealthReport {
@@ -21,6 +22,14 @@ export interface HealthReport {
    * its relay is not, so a probe that only checks the status code does not restart it for that.
    */
   readonly mail: MailState;
+  /**
+   * Only while the last IMAP or SMTP connection failed for a reason the operator can fix:
+   * `tls_clock`, the relay's certificate is expired or not yet valid at this device's clock.
+   * Gone after the next connection that works.
+   */
+  readonly mail_error?: MailError;
+  /** The sentence for `mail_error` (what was seen, at which device time, what to check). */
+  readonly mail_detail?: string;
   /** Seconds since the daemon started serving. */
   readonly uptime_s: number;
   /** The account address, once provisioned. */
@@ -48,12 +57,14 @@ export function serviceHealth(services: Services): () => HealthReport {
   const addr = services.store.config.get(ConfigKey.ADDR);
   return () => {
     const connectivity = services.connectivity.level();
+    const problem = services.connectivity.mailProblem?.();
     return {
       status: "ok",
       service: SERVICE_NAME,
       version: GATEWAY_VERSION,
       connectivity,
       mail: mailState(connectivity),
+      ...(problem === undefined ? {} : { mail_error: problem.error, mail_detail: problem.detail }),
       uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
       ...(addr === undefined ? {} : { addr }),
     };

@@ -108,6 +108,18 @@ export class OutboxStore {
   }
 
   /**
+   * Makes rows due later than `nowMs + maxAheadMs` due at `nowMs`: times set while the wall clock
+   * ran ahead would otherwise wait out its whole offset. Returns how many rows changed.
+   */
+  pullBack(nowMs: number, maxAheadMs: number): number {
+    return this.db.run(
+      "UPDATE outbox SET next_try_at = ? WHERE next_try_at > ?",
+      nowMs,
+      nowMs + maxAheadMs,
+    ).changes;
+  }
+
+  /**
    * Keeps a failure's error and sets when to try again; `counted` (default true) adds one to
    * `attempts`, the count the SMTP loop gives a mail up by.
    */

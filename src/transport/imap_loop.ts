@@ -8,9 +8,12 @@ import { sleep } from "../sleep.ts";
 import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
+import { type MonotonicClock, monotonicNow } from "./clock.ts";
 import { createImapClient, imapReason } from "./imap_client.ts";
 import { type DrainLimits, InboxDrain, type KeepAlive, type MailSink } from "./inbox_drain.ts";
+import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { describeEndpoint, type ServerParams } from "./server_params.ts";
+import { tlsClockFault, tlsClockProblem } from "./tls_clock.ts";
 
 const log = logger("imap");
 
@@ -47,6 +50,12 @@ export interface ImapLoopOptions {
   readonly heartbeatTimeoutMs?: number;
   /** Back-off bounds in ms (default 500 … 30 000). */
   readonly backoff?: BackoffBounds;
+  /** The clock the drain's retry times are measured on (default `performance.now`). */
+  readonly monotonic?: MonotonicClock;
+  /** Told when connecting fails because of this device's clock (TLS), and when that is over. */
+  readonly problems?: MailProblemSink;
+  /** The wall clock named in such a report (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** Bounds of the reconnect back-off. */
@@ -54,6 +63,9 @@ export interface BackoffBounds {
   readonly min: number;
   readonly max: number;
 }
+
+/** The back-off's jitter: each delay is its base ± this share. */
+const BACKOFF_JITTER = 0.2;
 
 /** Most IDLE may last before it is re-issued (RFC 2177 servers may end it after 30 min). */
 const MAX_IDLE_MS = 25 * 60_000;
@@ -68,7 +80,12 @@ export function backoffDelay(
   random: () => number = Math.random,
 ): number {
   const base = Math.min(bounds.max, bounds.min * 2 ** Math.min(failures, 20));
-  return Math.round(base * (0.8 + random() * 0.4));
+  return Math.round(base * (1 - BACKOFF_JITTER + random() * 2 * BACKOFF_JITTER));
+}
+
+/** The longest delay {@link backoffDelay} returns for `bounds` (`max` with the jitter on top). */
+export function maxBackoffDelay(bounds: BackoffBounds): number {
+  return Math.round(bounds.max * (1 + BACKOFF_JITTER));
 }
 
 type Client = ReturnType<typeof createImapClient>;
@@ -80,9 +97,13 @@ export class ImapLoop {
   #client: Client | undefined;
   #running: Promise<void> | undefined;
   readonly #abort = new AbortController();
+  readonly #mono: MonotonicClock;
+  readonly #problem: LinkProblem;
 
   constructor(opts: ImapLoopOptions) {
     this.#opts = opts;
+    this.#mono = opts.monotonic ?? monotonicNow;
+    this.#problem = new LinkProblem("imap", log, opts.problems);
     if (opts.onNewMail) this.#listeners.add(opts.onNewMail);
   }
 
@@ -139,7 +160,7 @@ export class ImapLoop {
     const { params, password, connectivity } = this.#opts;
     const server = describeEndpoint(params.imap);
     connectivity.set(Connectivity.CONNECTING);
-    const t0 = performance.now();
+    const t0 = this.#mono();
     const client = createImapClient(params.imap, password);
     this.#client = client;
     let closed = false;
@@ -165,18 +186,28 @@ export class ImapLoop {
       const box = await client.mailboxOpen("INBOX");
       wasConnected = true;
       connectivity.set(Connectivity.CONNECTED);
+      this.#problem.set(undefined);
       this.#opts.events.publish({ kind: "ImapConnected", msg: `IMAP connected to ${server}` });
-      log.info("connected", { server, ms: Math.round(performance.now() - t0), exists: box.exists });
+      log.info("connected", { server, ms: Math.round(this.#mono() - t0), exists: box.exists });
       this.#notify(box.exists);
       await this.#serve(client, signal, inbox, closedP, () => closed);
       if (!signal.aborted) log.warn("IMAP connection lost", { server });
     } catch (err) {
-      if (!signal.aborted) log.warn("IMAP session failed", { server, error: imapReason(err) });
+      if (!signal.aborted) {
+        log.warn("IMAP session failed", { server, error: imapReason(err) });
+        if (!wasConnected) this.#noteTlsClock(err);
+      }
     } finally {
       client.close();
       this.#client = undefined;
     }
     return wasConnected;
+  }
+
+  /** A failed connection's reason, when it is the clock's (TLS); any other reason clears it. */
+  #noteTlsClock(err: unknown): void {
+    const fault = tlsClockFault(err);
+    this.#problem.set(fault && tlsClockProblem(fault, (this.#opts.now ?? Date.now)()));
   }
 
   /**
@@ -195,7 +226,7 @@ export class ImapLoop {
     const heartbeat = Math.min(this.#opts.heartbeatMs ?? 10_000, MAX_IDLE_MS);
     const answerWithin = this.#opts.heartbeatTimeoutMs ?? 5_000;
     const reception = this.#opts.reception;
-    const drain = reception && new InboxDrain(reception, this.#opts.drainLimits);
+    const drain = reception && new InboxDrain(reception, this.#opts.drainLimits, this.#mono);
     const stopped = () => signal.aborted || isClosed();
     const keepAlive = this.#keepAlive(client, {
       everyMs: heartbeat,

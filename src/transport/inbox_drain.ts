@@ -5,6 +5,7 @@
  * whole (kept by the sink) before it leaves the server, never deleted unread.
  */
 import { logger } from "../log.ts";
+import { type MonotonicClock, monotonicNow } from "./clock.ts";
 import type { createImapClient } from "./imap_client.ts";
 
 const log = logger("imap");
@@ -93,7 +94,8 @@ export class InboxDrain {
   constructor(
     private readonly sink: MailSink,
     private readonly limits: DrainLimits = DEFAULT_DRAIN_LIMITS,
-    private readonly now: () => number = Date.now,
+    /** Retry times are on this clock, so a wall-clock jump neither hastens nor stalls them. */
+    private readonly now: MonotonicClock = monotonicNow,
   ) {}
 
   /** Milliseconds until a failed mail may be retried (Infinity when none waits). */

@@ -1,15 +1,26 @@
 /**
  * The SMTP outbox loop: sends due mails of a queue over one pooled SMTP transport, several at a
- * time, and reports each outcome back (sent, retry later, or give up). Never throws.
+ * time, and reports each outcome back (sent, retry later, or give up). Its own pauses run on a
+ * monotonic clock; the queue's stored times are wall-clock times, pulled back when the wall
+ * clock jumps (clock.ts). Never throws.
  */
 import { Buffer } from "node:buffer";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
-import { type BackoffBounds, backoffDelay } from "./imap_loop.ts";
+import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
+import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
+import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
+import {
+  isUnverifiedCertificate,
+  type TlsClockFault,
+  tlsClockFault,
+  tlsClockProblem,
+} from "./tls_clock.ts";
+import { probeTlsClock } from "./tls_clock_probe.ts";
 
 const log = logger("smtp");
 
@@ -29,6 +40,11 @@ export interface OutboxQueue {
   due(nowMs: number, limit: number): readonly QueuedMail[];
   /** When the next mail is due (Unix ms), or undefined when empty. */
   nextDueAt(): number | undefined;
+  /**
+   * Makes mails due later than `nowMs + maxAheadMs` due at `nowMs` (times a wall clock that ran
+   * ahead left behind); returns how many.
+   */
+  pullBack(nowMs: number, maxAheadMs: number): number;
   /** The relay accepted it (the caller removes the row and moves the message state 10→20). */
   sent(id: number): void;
   /**
@@ -69,14 +85,23 @@ export interface SmtpLoopOptions {
   readonly maxAttempts?: number;
   /** Mails sent at once, and the pool's connection limit (default 4). */
   readonly concurrency?: number;
-  /** The clock (Unix ms); tests may replace it. */
+  /** The wall clock (Unix ms) the queue's times are in; tests may replace it. */
   readonly now?: () => number;
+  /** The clock the loop's own pauses are measured on (default `performance.now`). */
+  readonly monotonic?: MonotonicClock;
+  /** Told when sending fails because of this device's clock (TLS), and when that is over. */
+  readonly problems?: MailProblemSink;
+  /**
+   * A second look at a certificate `node:tls` could not verify (default: a rustls handshake to
+   * `endpoint`, tls_clock_probe.ts); tests pass fakes.
+   */
+  readonly tlsProbe?: () => Promise<TlsClockFault | undefined>;
   /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
   readonly transportFactory?: () => SmtpSender;
 }
 
-/** Longest single wait: a row queued without `wake()` is still picked up within it. */
-const MAX_WAIT_MS = 60_000;
+/** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
+const MAX_WAIT_MS = 10_000;
 
 /** Waits for `kick()`, a timeout or an abort; a kick while nobody waits ends the next wait. */
 class Waker {
@@ -123,12 +148,21 @@ export class SmtpLoop {
   readonly #bounds: BackoffBounds;
   readonly #netBounds: BackoffBounds;
   readonly #now: () => number;
+  readonly #mono: MonotonicClock;
+  readonly #jumps: ClockJumpWatch;
+  readonly #tlsProbe: () => Promise<TlsClockFault | undefined>;
+  readonly #problem: LinkProblem;
+  /** Bumped on each outcome, so a probe that answers late does not overwrite a newer one. */
+  #problemGen = 0;
+  /** The queue's times are checked at the first look and after each jump (until that worked). */
+  #pullBackPending = true;
   readonly #inflight = new Set<number>();
   readonly #waker = new Waker();
   readonly #abort = new AbortController();
   #running: Promise<void> | undefined;
   #lease: Lease | undefined;
   #connFailures = 0;
+  /** Monotonic ms until which the loop pauses after a connection failure. */
   #holdUntil = 0;
   #connected = false;
   #idle = false;
@@ -144,6 +178,10 @@ export class SmtpLoop {
     const net = opts.connectionBackoff ?? { min: 1_000, max: 30_000 };
     this.#netBounds = { min: net.min, max: Math.min(net.max, this.#bounds.max) };
     this.#now = opts.now ?? Date.now;
+    this.#mono = opts.monotonic ?? monotonicNow;
+    this.#jumps = new ClockJumpWatch(this.#now, this.#mono);
+    this.#tlsProbe = opts.tlsProbe ?? (() => probeTlsClock(opts.endpoint));
+    this.#problem = new LinkProblem("smtp", log, opts.problems);
   }
 
   /** Starts the loop (once): it first drains everything due, e.g. what a restart left queued. */
@@ -198,9 +236,11 @@ export class SmtpLoop {
   /** Starts sends for due mails while slots are free; returns the ms until it is worth looking. */
   #fill(): number {
     const now = this.#now();
-    if (now < this.#holdUntil) {
+    const mono = this.#mono();
+    this.#watchClock(now);
+    if (mono < this.#holdUntil) {
       this.#setIdle(this.#inflight.size === 0);
-      return this.#holdUntil - now;
+      return this.#holdUntil - mono;
     }
     const width = this.#connFailures > 0 ? 1 : this.#concurrency; // one probe after a failure
     if (this.#inflight.size < width) {
@@ -216,6 +256,28 @@ export class SmtpLoop {
     if (next === undefined) return MAX_WAIT_MS;
     if (next > now) return next - now;
     return this.#bounds.min; // the due rows are in flight; rows due later are not visible
+  }
+
+  /**
+   * At the first look and after a wall-clock jump: rows due further ahead than the longest
+   * back-off were timed by a clock that ran ahead; they become due now. A jump also ends the
+   * pause: the failure may have been the clock's (a certificate "not yet valid" or "expired").
+   */
+  #watchClock(now: number): void {
+    const jump = this.#jumps.jumped();
+    if (jump !== 0) {
+      this.#holdUntil = 0;
+      this.#pullBackPending = true;
+    }
+    if (!this.#pullBackPending) return;
+    const pulled = this.#opts.queue.pullBack(now, maxBackoffDelay(this.#bounds));
+    this.#pullBackPending = false;
+    if (jump !== 0 || pulled > 0) {
+      log.info(jump !== 0 ? "wall clock jumped; outbox times checked" : "outbox times checked", {
+        jump_ms: Math.round(jump),
+        pulled_back: pulled,
+      });
+    }
   }
 
   #setIdle(idle: boolean): void {
@@ -267,6 +329,8 @@ export class SmtpLoop {
     this.#counts.sent++;
     this.#connFailures = 0;
     this.#holdUntil = 0;
+    this.#problemGen++;
+    this.#problem.set(undefined);
     const to = mail.recipients.length;
     if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
     log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
@@ -288,6 +352,7 @@ export class SmtpLoop {
     const kind = classifySmtpError(err);
     const reason = smtpReason(err);
     const now = this.#now();
+    const mono = this.#mono();
     const { queue } = this.#opts;
     if (kind === "permanent") {
       this.#counts.gaveUp++;
@@ -295,9 +360,10 @@ export class SmtpLoop {
       return queue.gaveUp(mail.id, reason);
     }
     if (kind === "connection") {
-      this.#connectionFailed(lease, now, reason, err);
+      this.#connectionFailed(lease, now, mono, reason, err);
       this.#counts.retried++;
-      return queue.retry(mail.id, reason, this.#holdUntil, false); // due when the pause ends
+      // Due when the pause ends, in the queue's wall-clock time.
+      return queue.retry(mail.id, reason, now + Math.max(0, this.#holdUntil - mono), false);
     }
     if (mail.attempts + 1 >= this.#maxAttempts) {
       this.#counts.gaveUp++;
@@ -311,18 +377,30 @@ export class SmtpLoop {
   }
 
   /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */
-  #connectionFailed(lease: Lease, now: number, reason: string, err: unknown): void {
+  #connectionFailed(lease: Lease, now: number, mono: number, reason: string, err: unknown): void {
     this.#connected = false;
     if (this.#lease === lease) this.#retire(lease);
-    if (now < this.#holdUntil) return;
+    if (mono < this.#holdUntil) return;
     const delay = backoffDelay(this.#connFailures, this.#netBounds);
     this.#connFailures++;
-    this.#holdUntil = now + delay;
+    this.#holdUntil = mono + delay;
+    this.#noteTlsClock(err, now);
     const login = (err as { code?: unknown })?.code === "EAUTH";
     (login ? log.error : log.warn)(
       login ? "SMTP login refused; mail stays queued" : "SMTP connection failed; pausing",
       { server: this.#server, in_ms: delay, failures: this.#connFailures, reason },
     );
+  }
+
+  /** Reports whether this connection failure was the clock's (TLS), asking rustls when unsure. */
+  #noteTlsClock(err: unknown, now: number): void {
+    const gen = ++this.#problemGen;
+    const settle = (fault: TlsClockFault | undefined) => {
+      if (gen === this.#problemGen) this.#problem.set(fault && tlsClockProblem(fault, now));
+    };
+    const fault = tlsClockFault(err);
+    if (fault || !isUnverifiedCertificate(err)) return settle(fault);
+    this.#tlsProbe().then(settle, () => settle(undefined));
   }
 
   #retire(lease: Lease): void {

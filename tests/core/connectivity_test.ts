@@ -27,3 +27,18 @@ Deno.test("ConnectivityMonitor publishes ConnectivityChanged only when the level
     { kind: "ConnectivityChanged", connectivity: 1000 },
   ]);
 });
+
+Deno.test("ConnectivityMonitor keeps each link's mail problem until that link reports otherwise", () => {
+  const m = new ConnectivityMonitor({ publish: () => {} }, 1000);
+  assert.equal(m.mailProblem(), undefined);
+  const smtp = { error: "tls_clock" as const, detail: "smtp: check the system clock" };
+  const imap = { error: "tls_clock" as const, detail: "imap: check the system clock" };
+  m.report("smtp", smtp);
+  assert.deepEqual(m.mailProblem(), smtp);
+  m.report("imap", imap);
+  assert.deepEqual(m.mailProblem(), imap, "IMAP's first");
+  m.report("imap", undefined);
+  assert.deepEqual(m.mailProblem(), smtp, "SMTP's is not cleared by IMAP connecting");
+  m.report("smtp", undefined);
+  assert.equal(m.mailProblem(), undefined);
+});

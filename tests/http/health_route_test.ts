@@ -1,6 +1,7 @@
 /** Tests of GET /health: a cheap 200 JSON report with connectivity, version, uptime, address. */
 import assert from "node:assert/strict";
 import { GATEWAY_VERSION } from "../../src/constants.ts";
+import { ConnectivityMonitor } from "../../src/core/connectivity.ts";
 import { mailState, serviceHealth } from "../../src/http/health_route.ts";
 import { ConfigKey } from "../../src/store/mod.ts";
 import { fakeServices } from "../rpc/_fake_services.ts";
@@ -87,6 +88,26 @@ Deno.test("serviceHealth() says when the relay is unreachable (status stays ok: 
     assert.equal(health().mail, "unreachable");
     s.connectivityLevel.value = 4000;
     assert.equal(health().mail, "connected");
+  } finally {
+    s.store.close();
+  }
+});
+
+Deno.test("serviceHealth() names a TLS failure caused by the clock until a connection works", () => {
+  const s = fakeServices({ level: 1000 });
+  try {
+    const connectivity = new ConnectivityMonitor({ publish: () => {} }, 1000);
+    const health = serviceHealth({ ...s, connectivity });
+    assert.equal(health().mail_error, undefined);
+    assert.ok(!("mail_detail" in health()), "absent while there is nothing to say");
+    const detail = "the relay's TLS certificate is expired at this device's clock " +
+      "(2028-01-01T00:00:00.000Z): check the system clock";
+    connectivity.report("smtp", { error: "tls_clock", detail });
+    assert.equal(health().mail_error, "tls_clock");
+    assert.equal(health().mail_detail, detail);
+    assert.equal(health().status, "ok");
+    connectivity.report("smtp", undefined); // the next send went through
+    assert.deepEqual(Object.keys(health()).filter((k) => k.startsWith("mail_")), []);
   } finally {
     s.store.close();
   }

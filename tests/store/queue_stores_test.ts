@@ -40,6 +40,21 @@ Deno.test("OutboxStore queues mails, hands out due ones and counts failures", ()
   });
 });
 
+Deno.test("OutboxStore.pullBack() makes rows timed by a clock that ran ahead due now", () => {
+  withStore((s) => {
+    const now = 1_700_000_000_000;
+    const ahead = s.outbox.enqueue({ ...mail("ahead@x"), nextTryAt: now + 800 * 86_400_000 });
+    const soon = s.outbox.enqueue({ ...mail("soon@x"), nextTryAt: now + 300_000 });
+    const due = s.outbox.enqueue(mail("due@x"));
+    assert.deepEqual(s.outbox.due(now).map((r) => r.id), [due]);
+    assert.equal(s.outbox.pullBack(now, 360_000), 1);
+    assert.equal(s.outbox.get(ahead)?.nextTryAt, now);
+    assert.equal(s.outbox.get(soon)?.nextTryAt, now + 300_000, "a back-off in range stays");
+    assert.deepEqual(s.outbox.due(now).map((r) => r.id), [due, ahead]);
+    assert.equal(s.outbox.pullBack(now, 360_000), 0, "nothing left to pull back");
+  });
+});
+
 Deno.test("ReceiptsStore keeps one receipt per message and contact", () => {
   withStore((s) => {
     const id = s.msgs.insert({ chatId: 10, fromId: 1, state: 20, timestamp: 1 });

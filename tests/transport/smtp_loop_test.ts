@@ -24,6 +24,8 @@ class MemoryQueue implements OutboxQueue {
   readonly sentIds: number[] = [];
   readonly retries: { id: number; error: string; nextTryAt: number }[] = [];
   readonly gaveUps: { id: number; error: string }[] = [];
+  /** What each `pullBack()` changed. */
+  readonly pullBacks: number[] = [];
   #nextId = 1;
 
   add(raw = "Subject: x\r\n\r\nhi\r\n", from = "a@x.test", to = ["b@x.test"], at = 0): number {
@@ -46,6 +48,16 @@ class MemoryQueue implements OutboxQueue {
   nextDueAt(): number | undefined {
     const times = [...this.rows.values()].map((r) => r.nextTryAt);
     return times.length ? Math.min(...times) : undefined;
+  }
+  pullBack(nowMs: number, maxAheadMs: number): number {
+    let n = 0;
+    for (const [id, row] of this.rows) {
+      if (row.nextTryAt <= nowMs + maxAheadMs) continue;
+      this.rows.set(id, { ...row, nextTryAt: nowMs });
+      n++;
+    }
+    this.pullBacks.push(n);
+    return n;
   }
   sent(id: number): void {
     assert.ok(this.rows.delete(id), `sent(${id}) for a queued row`);
@@ -85,9 +97,28 @@ function fakeTransport(outcome: (mail: OutgoingMail) => Promise<void> = () => Pr
 }
 
 /** A nodemailer-like error. */
-function smtpError(code: string, command: string, response?: string): Error {
-  const err = Object.assign(new Error("Failed"), { code, command, response });
+function smtpError(code: string, command: string, response?: string, message = "Failed"): Error {
+  const err = Object.assign(new Error(message), { code, command, response });
   return response ? Object.assign(err, { responseCode: Number(response.slice(0, 3)) }) : err;
+}
+
+/**
+ * A wall clock and a monotonic clock the test moves: `pass()` moves both (time passes), `jump()`
+ * the wall clock alone (set by hand or by NTP).
+ */
+function testClocks(wall = 1_000_000) {
+  const c = { wall, mono: 0 };
+  return {
+    now: () => c.wall,
+    monotonic: () => c.mono,
+    pass(ms: number) {
+      c.wall += ms;
+      c.mono += ms;
+    },
+    jump(ms: number) {
+      c.wall += ms;
+    },
+  };
 }
 
 const ENDPOINT = { host: "127.0.0.1", port: 1, security: "ssl" as const, user: "a@x.test" };
@@ -178,7 +209,7 @@ Deno.test("SmtpLoop drains every due mail on start and reports it sent", async (
   const ids = [1, 2, 3, 4, 5].map(() =>
     queue.add("Subject: s\r\n\r\nbody\r\n", "me@x.test", ["a@y.test", "b@y.test"])
   );
-  queue.add(undefined, undefined, undefined, Date.now() + 3_600_000); // not due
+  queue.add(undefined, undefined, undefined, Date.now() + 120_000); // not due (within back-off)
   const { factory, stats } = fakeTransport();
   const events: GatewayEvent[] = [];
   await withLoop(
@@ -203,20 +234,20 @@ for (
   ] as const
 ) {
   Deno.test(`SmtpLoop retries after ${name} with growing delays`, async () => {
-    let t = 1_000_000;
+    const { pass, ...clock } = testClocks();
     const queue = new MemoryQueue();
     queue.add();
     const { factory, stats } = fakeTransport(() => Promise.reject(err));
     const delays: number[] = [];
     await withLoop(
-      { queue, transportFactory: factory, now: () => t, maxAttempts: 3 },
+      { queue, transportFactory: factory, ...clock, maxAttempts: 3 },
       async (loop) => {
         for (let i = 0; i < 2; i++) {
           await within(loop.idle(), 5_000, "idle");
           assert.equal(queue.retries.length, i + 1);
-          delays.push(queue.retries[i].nextTryAt - t);
+          delays.push(queue.retries[i].nextTryAt - clock.now());
           assert.match(queue.retries[i].error, answered ? /451/ : /ECONNECTION/);
-          t += 10_000;
+          pass(10_000);
           loop.wake();
         }
         await within(loop.idle(), 5_000, "idle");
@@ -237,7 +268,7 @@ for (
 }
 
 Deno.test("SmtpLoop: connection failures do not use up a mail's attempts", async () => {
-  let t = 1_000_000;
+  const { pass, ...clock } = testClocks();
   let answer: "down" | "451" = "down";
   const queue = new MemoryQueue();
   const id = queue.add();
@@ -249,11 +280,11 @@ Deno.test("SmtpLoop: connection failures do not use up a mail's attempts", async
     )
   );
   await withLoop(
-    { queue, transportFactory: factory, now: () => t, maxAttempts: 3 },
+    { queue, transportFactory: factory, ...clock, maxAttempts: 3 },
     async (loop) => {
       for (let i = 0; i < 5; i++) { // a long outage: more failures than maxAttempts
         await within(loop.idle(), 5_000, "idle");
-        t += 600_000;
+        pass(600_000);
         loop.wake();
       }
       answer = "451";
@@ -288,22 +319,22 @@ Deno.test("SmtpLoop gives up on a 5xx answer to the mail but not on a 5xx to the
 });
 
 Deno.test("SmtpLoop pauses after a connection failure and then probes with one mail", async () => {
-  let t = 1_000_000;
+  const { pass, ...clock } = testClocks();
   let up = false;
   const queue = new MemoryQueue();
   for (let i = 0; i < 10; i++) queue.add();
   const { factory, stats } = fakeTransport(() =>
     up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
   );
-  await withLoop({ queue, transportFactory: factory, now: () => t }, async (loop) => {
+  await withLoop({ queue, transportFactory: factory, ...clock }, async (loop) => {
     await within(loop.idle(), 5_000, "idle");
     assert.equal(queue.retries.length, 4, "one round of 4 failed, then the loop pauses");
-    t += 5_000;
+    pass(5_000);
     loop.wake();
     await within(loop.idle(), 5_000, "idle");
     assert.equal(queue.retries.length, 5, "after the pause a single probe");
     up = true;
-    t += 60_000;
+    pass(60_000);
     loop.wake();
     await within(loop.idle(), 5_000, "idle");
   });
@@ -320,8 +351,8 @@ Deno.test("SmtpLoop: wake() sends a newly queued mail at once; stop() ends the s
     loop.wake();
     await within(loop.idle(), 2_000, "the woken loop to send");
     assert.deepEqual(queue.sentIds, [id]);
-    // The next mail is due in an hour: the loop sleeps until then unless stop() ends the sleep.
-    queue.add(undefined, undefined, undefined, Date.now() + 3_600_000);
+    // The next mail is due in two minutes: the loop sleeps unless stop() ends the sleep.
+    queue.add(undefined, undefined, undefined, Date.now() + 120_000);
     await within(loop.idle(), 5_000, "idle");
     await within(loop.stop(), 5_000, "stop() to end the hour-long sleep");
   });
@@ -353,6 +384,226 @@ Deno.test("SmtpLoop pipelines sends: concurrency 4 keeps 4 in flight", async () 
   );
   assert.equal(queue.sentIds.length, 8);
   assert.equal(stats.maxInflight, 4);
+});
+
+// ---- clocks -----------------------------------------------------------------------------------
+
+const DAY_MS = 86_400_000;
+/** The right time in these tests (Unix ms, 2023-11-14). */
+const RIGHT = 1_700_000_000_000;
+
+/** rustls's words for a certificate outside its validity, as a nodemailer session error. */
+function tlsClockError(words = "certificate expired"): Error {
+  return smtpError(
+    "ESOCKET",
+    "CONN",
+    undefined,
+    `invalid peer certificate: ${words}: verification time 1769120000 (UNIX), but certificate ` +
+      "is not valid after 1767225600 (1894400 seconds ago)",
+  );
+}
+
+/** The reports a loop made to its problem sink, consecutive repeats folded. */
+function problemLog() {
+  const errors: (string | undefined)[] = [];
+  const details: string[] = [];
+  return {
+    errors,
+    details,
+    sink: {
+      report(_link: string, p: { error: string; detail: string } | undefined) {
+        if (p) details.push(p.detail);
+        if (errors.length === 0 || errors.at(-1) !== p?.error) errors.push(p?.error);
+      },
+    },
+  };
+}
+
+Deno.test("SmtpLoop: a clock 800 days ahead, then corrected, sends right after the correction", async () => {
+  const clock = testClocks(RIGHT + 800 * DAY_MS);
+  let clockRight = false;
+  const queue = new MemoryQueue();
+  const id = queue.add();
+  const problems = problemLog();
+  // Seen from 800 days ahead the relay's certificate has expired.
+  const { factory, stats } = fakeTransport(() =>
+    clockRight ? Promise.resolve() : Promise.reject(tlsClockError())
+  );
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    connectionBackoff: { min: 60_000, max: 60_000 },
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(queue.retries.length, 1);
+    assert.ok(queue.retries[0].nextTryAt > RIGHT + 800 * DAY_MS, "stored in the clock's future");
+    assert.deepEqual(problems.errors, ["tls_clock"]);
+    clock.pass(1_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(stats.mails.length, 1, "the pause runs on the monotonic clock: no new try yet");
+
+    clockRight = true;
+    clock.jump(-800 * DAY_MS); // NTP corrects the clock; the process keeps running
+    loop.wake();
+    await within(loop.idle(), 5_000, "the mail to be sent");
+  });
+  assert.deepEqual(queue.sentIds, [id], "sent after the correction, without a restart");
+  assert.equal(stats.mails.length, 2, "one failed try, then the send");
+  assert.equal(queue.gaveUps.length, 0);
+  assert.deepEqual(problems.errors, ["tls_clock", undefined], "cleared by the send");
+});
+
+Deno.test("SmtpLoop: a clock jumping 400 days back does not stall sending", async () => {
+  const clock = testClocks(RIGHT);
+  let up = false;
+  const queue = new MemoryQueue();
+  const early = queue.add();
+  const { factory } = fakeTransport(() =>
+    up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
+  );
+  await withLoop(
+    { queue, transportFactory: factory, now: clock.now, monotonic: clock.monotonic },
+    async (loop) => {
+      await within(loop.idle(), 5_000, "idle");
+      assert.equal(queue.retries.length, 1, "the relay was down: retried after a pause");
+      up = true;
+      clock.jump(-400 * DAY_MS);
+      clock.pass(2_000); // the pause (at most 1.2 s) is over on the monotonic clock
+      const late = queue.add(); // queued at the new, earlier time
+      loop.wake();
+      await within(loop.idle(), 5_000, "idle");
+      assert.deepEqual(queue.sentIds.sort(), [early, late]);
+    },
+  );
+  assert.equal(queue.retries.length, 1);
+  assert.ok(queue.pullBacks.at(-1)! >= 1, "the row timed before the jump was pulled back");
+});
+
+Deno.test("SmtpLoop: pauses are measured on the monotonic clock, not the wall clock", async () => {
+  const clock = testClocks(RIGHT);
+  let up = false;
+  const queue = new MemoryQueue();
+  queue.add();
+  const { factory, stats } = fakeTransport(() =>
+    up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
+  );
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    connectionBackoff: { min: 10_000, max: 10_000 },
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    up = true;
+    clock.jump(4_000); // the wall clock moves, but by less than a jump
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    assert.equal(stats.mails.length, 1, "still pausing");
+    clock.pass(13_000); // longer than the pause with its jitter
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+  });
+  assert.equal(stats.mails.length, 2);
+  assert.equal(queue.sentIds.length, 1);
+});
+
+Deno.test("SmtpLoop pulls back at start what a clock ahead left queued, not what is due soon", async () => {
+  const clock = testClocks(RIGHT);
+  const queue = new MemoryQueue();
+  const far = queue.add(undefined, undefined, undefined, RIGHT + 800 * DAY_MS);
+  const soon = queue.add(undefined, undefined, undefined, RIGHT + 120_000);
+  const { factory } = fakeTransport();
+  await withLoop(
+    { queue, transportFactory: factory, now: clock.now, monotonic: clock.monotonic },
+    async (loop) => {
+      await within(loop.idle(), 5_000, "idle");
+      assert.deepEqual(queue.sentIds, [far], "sent at once after the start");
+      assert.deepEqual(queue.pullBacks, [1]);
+      clock.pass(1_000);
+      loop.wake();
+      await within(loop.idle(), 5_000, "idle");
+      assert.deepEqual(queue.pullBacks, [1], "no jump: the times are not checked again");
+    },
+  );
+  assert.equal(queue.rows.get(soon)?.nextTryAt, RIGHT + 120_000, "a back-off in range stays");
+});
+
+Deno.test("SmtpLoop reports a TLS clock failure once in the log, retries it and clears it", async () => {
+  const clock = testClocks(RIGHT);
+  let failures = 3;
+  const queue = new MemoryQueue();
+  const id = queue.add();
+  const problems = problemLog();
+  const { factory } = fakeTransport(() =>
+    failures-- > 0 ? Promise.reject(tlsClockError("certificate not valid yet")) : Promise.resolve()
+  );
+  const lines: string[] = [];
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    maxAttempts: 2,
+  }, async (loop) => {
+    const prev = setLogSink((l) => lines.push(l));
+    try {
+      for (let i = 0; i < 4; i++) {
+        await within(loop.idle(), 5_000, "idle");
+        clock.pass(60_000);
+        loop.wake();
+      }
+      await within(loop.idle(), 5_000, "idle");
+    } finally {
+      setLogSink(prev);
+    }
+  });
+  assert.deepEqual(queue.sentIds, [id]);
+  assert.equal(queue.retries.length, 3, "retried with back-off");
+  assert.equal(queue.gaveUps.length, 0, "a clock failure never uses up a mail's attempts");
+  assert.deepEqual(problems.errors, ["tls_clock", undefined]);
+  assert.match(
+    problems.details[0],
+    /^the relay's TLS certificate is not yet valid at this device's clock \(2023-11-14T.*Z\): check the system clock$/,
+  );
+  const warns = lines.filter((l) => / WARN .*at this device's clock/.test(l));
+  assert.equal(warns.length, 1, "one WARN naming the clock");
+});
+
+Deno.test("SmtpLoop asks rustls about a certificate node:tls could not verify", async () => {
+  const clock = testClocks(RIGHT);
+  const queue = new MemoryQueue();
+  queue.add();
+  const problems = problemLog();
+  let probes = 0;
+  let answer: "expired" | undefined = "expired";
+  const unverified = () =>
+    smtpError("ESOCKET", "CONN", undefined, "unable to verify the first certificate");
+  const { factory } = fakeTransport(() => Promise.reject(unverified()));
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    now: clock.now,
+    monotonic: clock.monotonic,
+    problems: problems.sink,
+    tlsProbe: () => (probes++, Promise.resolve(answer)),
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => problems.errors.length === 1, 2_000, "the probe's answer");
+    answer = undefined; // e.g. the certificate's issuer is not trusted
+    clock.pass(60_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => problems.errors.length === 2, 2_000, "the probe's answer");
+  });
+  assert.equal(probes, 2, "one probe per failed connection");
+  assert.deepEqual(problems.errors, ["tls_clock", undefined]);
+  assert.match(problems.details[0], /expired at this device's clock/);
 });
 
 // ---- against a relay ------------------------------------------------------------------------
