@@ -136,7 +136,9 @@ export class InboxReception {
       outcome = await this.#receive(raw);
     } catch (err) {
       const reason = reasonOf(err);
-      this.ctx.store.quarantine.failedAgain(id, reason);
+      if (!this.ctx.store.quarantine.failedAgain(id, reason)) {
+        throw new GatewayError(`quarantined mail ${id} was dropped while it was retried`);
+      }
       log.warn("quarantined mail failed again", { quarantine_id: id, reason });
       return { outcome: "quarantined", reason };
     }

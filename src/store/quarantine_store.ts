@@ -92,13 +92,13 @@ export class QuarantineStore {
     return r === undefined ? undefined : new Uint8Array(r.raw);
   }
 
-  /** Notes another failed attempt at row `id`. */
-  failedAgain(id: number, reason: string): void {
-    this.db.run(
+  /** Notes another failed attempt at row `id`; false when the row is gone (it was dropped). */
+  failedAgain(id: number, reason: string): boolean {
+    return this.db.run(
       "UPDATE quarantined_mails SET attempts = attempts + 1, reason = ? WHERE id = ?",
       reason,
       id,
-    );
+    ).changes > 0;
   }
 
   /** Drops row `id`; true when it existed. */

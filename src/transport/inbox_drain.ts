@@ -34,8 +34,9 @@ export interface MailSink {
   /** Notes why an attempt failed (for the record made when the drain gives up). */
   failed(msg: InboxMessage, reason: string): void;
   /**
-   * Records a mail the drain does not fetch because it is too large. `head` is the start of the
-   * mail (all of it when `head.length === msg.size`). Resolving means "safe to delete".
+   * Records a mail the drain does not fetch whole: too large, or the process stopped even while
+   * fetching it for the quarantine. `head` is the start of the mail (all of it when
+   * `head.length === msg.size`). Resolving means "safe to delete".
    */
   giveUp(msg: InboxMessage, reason: string, head: Uint8Array): Promise<void>;
   /**
@@ -146,12 +147,16 @@ export class InboxDrain {
       return await this.#giveUp(client, msg, `larger than ${maxMailBytes} bytes`);
     }
     const before = this.sink.begin(msg);
+    if (before > maxAttempts) {
+      // Even fetching it to quarantine it stopped the process: keep its head only.
+      return await this.#giveUp(client, msg, `not processed after ${before} attempts`);
+    }
     const fetched = await client.fetchOne(String(msg.uid), { uid: true, source: true }, {
       uid: true,
     });
     if (fetched === false || fetched.source === undefined) return false; // expunged meanwhile
     const raw = bytesOf(fetched.source);
-    if (before >= maxAttempts) {
+    if (before === maxAttempts) {
       const reason = `not processed after ${before} attempts (the process stopped while it ran)`;
       return await this.#quarantine(client, msg, reason, raw);
     }

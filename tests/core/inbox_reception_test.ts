@@ -295,3 +295,27 @@ Deno.test("InboxReception.retryQuarantined() waits for the drain's mail in progr
   ]);
   assert.equal(b.store.quarantine.count(), 0);
 });
+
+Deno.test("InboxReception.retryQuarantined() says so when the mail was dropped while it ran", async () => {
+  const b = await testAccount("bob@relay.test", "Bob");
+  const raw = new TextEncoder().encode("From: <x@y>\r\nMessage-ID: <gone-1@y>\r\n\r\nA");
+  const id = b.store.quarantine.add({
+    messageId: "gone-1@y",
+    reason: "r",
+    attempts: 5,
+    raw,
+    at: 1,
+  });
+  const reception = new InboxReception(
+    b.ctx,
+    stubReceiver(() => {
+      b.store.quarantine.remove(id); // delete_quarantined_mail while the retry runs
+      return Promise.reject(new Error("still failing"));
+    }),
+  );
+  await assert.rejects(
+    reception.retryQuarantined(id),
+    (err) => err instanceof GatewayError && /dropped/.test(err.message),
+  );
+  assert.equal(b.store.quarantine.count(), 0);
+});

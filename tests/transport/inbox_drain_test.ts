@@ -237,6 +237,41 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a mail that stopped the process even while fetched for the quarantine keeps its head",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const box = await inboxWith(relay, (to) => ["crasher", "next"].map((s) => mail(to, s)));
+    try {
+      const sink = new MemorySink();
+      const check = createImapClient(box.endpoint, box.acc.password);
+      check.on("error", () => {});
+      await check.connect();
+      const inbox = await check.mailboxOpen("INBOX");
+      const first = await check.fetchOne("1", { uid: true });
+      await check.logout();
+      assert.ok(first);
+      // Begun once more than maxAttempts: the quarantine's own fetch was one of them.
+      sink.attempts.set(`${inbox.uidValidity}:${first.uid}`, 4);
+      await runLoop(
+        box.endpoint,
+        box.acc.password,
+        sink,
+        () => sink.givenUp.length > 0 && sink.delivered.length >= 1,
+        { limits: { maxAttempts: 3 } },
+      );
+      assert.deepEqual(sink.tried, ["next"]);
+      assert.equal(sink.quarantined.length, 0);
+      assert.equal(sink.givenUp[0].subject, "crasher");
+      assert.match(sink.givenUp[0].reason, /not processed after 4 attempts/);
+      assert.equal(await box.inboxCount(), 0);
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+Deno.test({
   name: "a mail above maxMailBytes is recorded from its head, never handed to reception",
   ignore: NO_RELAY,
   async fn() {

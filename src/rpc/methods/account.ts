@@ -84,8 +84,8 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
  * `get_info [account_id]` → map of string to string.
  * SPEC keys `deltachat_core_version`, `dbsize` (bytes of db + WAL), `blobdir`, `configured_addr`,
  * `n_msgs_in_db`, plus gateway extras (`outbox_len` mails waiting for the relay, `receive_errors`
- * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime in s, connectivity, license status,
- * relay host, own key fingerprint). Reads local state only; no events.
+ * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime
+ * in s, connectivity, license status, relay host, own key fingerprint). Reads local state only; no events.
  */
 export const getInfo: MethodEntry = {
   name: "get_info",
