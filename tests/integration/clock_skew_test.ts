@@ -195,6 +195,10 @@ Deno.test({
       );
     }
 
+    await t.step("harness: the gateway on the fake clock shuts down cleanly", async () => {
+      assert.equal(await skewed.daemon.stop(), 0, skewed.daemon.output().slice(-2000));
+    });
+
     await t.step("a fresh gateway first booted 10 days ahead joins by SecureJoin", async () => {
       await using clockC = await FakeClock.create("+10d");
       const realFrom = Date.now();
