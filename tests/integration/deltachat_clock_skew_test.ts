@@ -23,8 +23,8 @@ Deno.test({
       filter: true,
       args: ["--tls-cert", tls.cert, "--tls-key", tls.key],
     });
-    // Its key made 3 days ago, as on a gateway that has run for a while: the small offsets then
-    // test the times of signatures, not a key newer than the clock (−400 days does that).
+    // First booted 3 days behind, as a box up before NTP (it makes its key then), and set right
+    // before the join.
     await using clock = await FakeClock.create("-3d");
     await using gw = await GatewayPeer.start("Skewed GW", relay, { env: clock.env });
     await clock.set("+0");
