@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the test relay can run: Debian packages postfix, dovecot-core, dovecot-imapd,
-# dovecot-lmtpd and openssl (plus nodejs when node is absent), and a system user "vmail".
+# dovecot-lmtpd and openssl (plus nodejs when node is absent), and a system user "vmail"; also
+# faketime and libfaketime, for the clock-skew tests (a gateway or a certificate on another clock).
 #
 # usage: install-deps.sh [--check]
 #   --check  only report what is missing (exit 1 if anything is), never install
@@ -19,6 +20,9 @@ missing_packages() {
   [ -x /usr/lib/dovecot/lmtp ] || m+=(dovecot-lmtpd)
   command -v openssl >/dev/null 2>&1 || m+=(openssl)
   command -v node >/dev/null 2>&1 || m+=(nodejs)
+  command -v faketime >/dev/null 2>&1 || m+=(faketime)
+  # the preload library, where Debian's multiarch layout puts it (tests/_helpers/faketime.ts)
+  [ -e "/usr/lib/$(uname -m)-linux-gnu/faketime/libfaketime.so.1" ] || m+=(libfaketime)
   echo "${m[*]:-}"
 }
 
