@@ -17,10 +17,30 @@ die() {
   exit 1
 }
 
+usage() {
+  cat <<'EOF'
+usage: deno task dev [--local-relay] [--gateways N] [--port P] [serve options]
+
+Local development run: N gateways (default 1) from source with the production permission set,
+data in ./.data (EDGE_DEV_DIR overrides), listening on 127.0.0.1, each with a dev license from
+the project's license server on port P + 100. It prints each gateway's URL, address and chat ids
+with the others, then "dev: ready". Ctrl-C stops everything it started.
+
+  --local-relay   start the project's own relay on loopback first (root: runs its own Postfix
+                  and Dovecot; installs Debian's packages on first use)
+  --gateways N    N gateways on ports P, P+1, ..., joined to each other by SecureJoin (1-99)
+  --port P        the first gateway's port (default 7200)
+  -h, --help      this text; starts nothing
+Other options go to every gateway (deno task start's: --host, --listen, --cors, --files-dir;
+run `deno task start --help` for them).
+EOF
+}
+
 local_relay=0 gateways=1 port=7200 host_given=0
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
+  -h | --help) usage && exit 0 ;;
   --local-relay) local_relay=1 && shift ;;
   --gateways) [ $# -ge 2 ] || die "--gateways needs a number" && gateways="$2" && shift 2 ;;
   --gateways=*) gateways="${1#*=}" && shift ;;

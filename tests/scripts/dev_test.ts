@@ -156,3 +156,18 @@ Deno.test({
     }
   },
 });
+
+Deno.test("dev --help prints dev's own options and starts nothing", async () => {
+  await using tmp = await makeTempDir("dev-help");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", `${ROOT}deno.json`, "dev", "--help"],
+    env: { DENO: Deno.execPath(), EDGE_DEV_DIR: `${tmp.path}/state`, NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.match(text, /^usage: deno task dev \[--local-relay\] \[--gateways N\]/);
+  assert.match(text, /--local-relay/);
+  assert.doesNotMatch(text, /edge-gateway \[serve\]/, "not the daemon's help");
+  await assert.rejects(Deno.stat(`${tmp.path}/state`), Deno.errors.NotFound, "nothing started");
+});
