@@ -7,6 +7,8 @@
 # --gateways N starts N gateways on consecutive ports from --port (default 7200) and joins them
 # to each other by SecureJoin before printing their URLs. A license server runs on --port + 100;
 # the gateways trust its key and activate a dev license from it. Ctrl-C stops everything it started.
+# When the gateways answer it prints, per gateway, its URL and address and its chat id with each
+# other gateway, then "dev: ready".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -136,9 +138,8 @@ for i in $(seq 1 "$gateways"); do
   urls+=("http://127.0.0.1:$p")
 done
 
-if [ "$gateways" -gt 1 ]; then
-  "${DENO:-deno}" run --quiet --allow-net=127.0.0.1 "$here/dev/join_gateways.ts" "${urls[@]}" ||
-    die "could not join the gateways (see above)"
-fi
+# Waits for every gateway, joins them (N > 1), prints URLs, addresses, chat ids and "dev: ready".
+"${DENO:-deno}" run --quiet --allow-net=127.0.0.1 "$here/dev/join_gateways.ts" "${urls[@]}" ||
+  die "could not join the gateways (see above)"
 # Not exec: the EXIT trap stops the gateways and the relay. The first gateway to exit ends the run.
 wait -n "${pids[@]}" || true

@@ -117,7 +117,14 @@ Deno.test({
       for (const [i, url] of urls.entries()) {
         assert.match(out, new RegExp(`dev: gateway ${i + 1} ${url} \\S+@\\S+`));
       }
+      const chats = [...out.matchAll(/^dev: gateway (\d) chat (\d+) is with gateway (\d) /gm)];
+      assert.deepEqual(chats.map((m) => [m[1], m[3]]), [["1", "2"], ["2", "1"]], out);
       addrs = await Promise.all(urls.map((u) => rpc<string>(u, "get_config", 1, "addr")));
+      for (const [m, i, j] of chats.map((m) => [m, Number(m[1]) - 1, Number(m[3]) - 1] as const)) {
+        const contact = await rpc<number>(urls[i], "lookup_contact_id_by_addr", 1, addrs[j]);
+        const chat = await rpc<number>(urls[i], "create_chat_by_contact_id", 1, contact);
+        assert.equal(Number(m[2]), chat, `gateway ${i + 1}'s chat with gateway ${j + 1}`);
+      }
       for (const url of urls) {
         const license = await rpc<{ status: string; license_type: string }>(
           url,
