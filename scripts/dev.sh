@@ -71,6 +71,10 @@ pids=()
 relay_dir=""
 stop_all() {
   local pid
+  # Once: a terminal's Ctrl-C reaches this shell more than once (from the terminal, then
+  # forwarded by `deno task`), and a later INT would end the shell here, before the relay is
+  # stopped. Children started from here on (stop-relay.sh) inherit the ignored signals.
+  trap '' INT TERM
   for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
   pids=()
@@ -95,9 +99,9 @@ if [ "$local_relay" = 1 ]; then
       --mx-port "$RELAY_MX_PORT" --http-port "$RELAY_HTTP_PORT" --https-port "$RELAY_HTTPS_PORT")
     "$here/relay/stop-relay.sh" "$state/relay" >/dev/null 2>&1 || true # a relay left by a kill -9
   fi
+  relay_dir="$state/relay" # set first: Ctrl-C during the start stops what did start
   "$here/relay/start-relay.sh" "$state/relay" ${relay_opts[@]+"${relay_opts[@]}"} >/dev/null ||
     die "the local relay did not start (see the messages above; ports of the last run busy? remove $state/relay to start afresh, which also forgets the gateways' accounts)"
-  relay_dir="$state/relay"
   # shellcheck disable=SC1091
   . "$relay_dir/relay.env"
   export EDGE_SERVER="http://127.0.0.1:${RELAY_HTTP_PORT}" DENO_CERT="${RELAY_CERT}"
