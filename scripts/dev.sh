@@ -74,6 +74,7 @@ stop_all() {
   # Once: a terminal's Ctrl-C reaches this shell more than once (from the terminal, then
   # forwarded by `deno task`), and a later INT would end the shell here, before the relay is
   # stopped. Children started from here on (stop-relay.sh) inherit the ignored signals.
+  # (The INT and TERM traps ignore them already; this covers the other ways out, e.g. die.)
   trap '' INT TERM
   for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
@@ -84,8 +85,9 @@ stop_all() {
   fi
 }
 trap stop_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Each ignores further signals before it exits: the EXIT trap must not be cut short (stop_all).
+trap 'trap "" INT TERM; exit 130' INT
+trap 'trap "" INT TERM; exit 143' TERM
 
 if [ "$local_relay" = 1 ]; then
   [ "$(id -u)" = 0 ] || die "--local-relay needs root (it runs its own Postfix and Dovecot); see README 'Local development'"
