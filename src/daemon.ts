@@ -50,6 +50,15 @@ export async function runDaemon(args: readonly string[]): Promise<number> {
       console.error(`edge-gateway: ${err.message}`);
       return 2;
     }
+    if (err instanceof Deno.errors.NotCapable) {
+      // e.g. `deno run main.ts` or `deno task cli` with no command: not the daemon's permissions.
+      console.error(
+        "edge-gateway: this process lacks the daemon's permissions " +
+          `(${err.message.split(",")[0]}); run the daemon with \`deno task start …\` ` +
+          "(scripts/start.sh grants its permission set) or the compiled binary",
+      );
+      return 2;
+    }
     throw err;
   }
   setLogLevel(config.logLevel);

@@ -112,7 +112,7 @@ export function createMessenger(
     composer,
     queue,
     onJoined: async (chatId) => {
-      await joinWait.settle(chatId, render);
+      announceEncrypted(await joinWait.settle(chatId, render));
     },
   });
   const protectedFiles = new ProtectedFiles({
@@ -122,9 +122,23 @@ export function createMessenger(
     queue,
     deviceKey: deviceKeyOf(deviceFingerprint),
   });
-  // Messages that waited for a join are rendered here: a .prv among them gets its PDUs too.
-  const render: RenderFn = async (d, c, r) =>
-    await composer.renderChat((await protectedFiles.outgoing(d, c, r)).draft, c, r);
+  // Messages that waited for a join are rendered here: a .prv among them gets its PDUs too, and
+  // once queued the PrivittyFileEncrypted send_msg emits for a send that did not wait.
+  const encrypted = new Set<string>(); // Message-IDs of rendered mails carrying our .prv
+  const render: RenderFn = async (d, c, r) => {
+    const prv = await protectedFiles.outgoing(d, c, r);
+    const mail = await composer.renderChat(prv.draft, c, r);
+    if (prv.fileId !== undefined) encrypted.add(mail.rfc724Mid);
+    return mail;
+  };
+  const announceEncrypted = (queued: readonly number[]) => {
+    for (const msgId of queued) {
+      const m = ctx.store.msgs.get(msgId);
+      if (m !== undefined && encrypted.delete(m.rfc724Mid)) {
+        ctx.tx.emit({ kind: "PrivittyFileEncrypted", chatId: m.chatId, msgId });
+      }
+    }
+  };
   const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
   const receiver = new Receiver({
     ctx,
@@ -144,7 +158,7 @@ export function createMessenger(
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
   const settleJoinWaits = async (all = false) => {
-    await joinWait.settleAll(render, all);
+    announceEncrypted(await joinWait.settleAll(render, all));
   };
   return { self, composer, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
 }
