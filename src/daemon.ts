@@ -1,6 +1,7 @@
 /**
- * Composition root of the daemon: provision the account (SPEC §1 order), compose the services,
- * start the background loops, serve HTTP, and shut everything down in order on SIGTERM/SIGINT.
+ * Composition root of the daemon: provision the account (docs/contract.md §1.2 order), compose the
+ * services, start the background loops, serve HTTP, and shut everything down in order on
+ * SIGTERM/SIGINT.
  */
 import { type GatewayConfig, parseConfig, shadowedEnvInputs } from "./config.ts";
 import { ConfigError, describeError, StartupError } from "./errors.ts";

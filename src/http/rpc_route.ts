@@ -1,6 +1,7 @@
 /**
  * `POST /rpc`: checks the transport (Content-Type, body size), parses the body and hands it to
- * dispatch, and maps its reply to HTTP: 200 with a JSON-RPC body, or 204 with none (SPEC §4).
+ * dispatch, and maps its reply to HTTP: 200 with a JSON-RPC body, or 204 with none
+ * (docs/contract.md §4.2).
  *
  * The handler is a plain `(req: Request) => Promise<Response>` (`rpcRequestHandler`): the Hono
  * route calls it with `c.req.raw`, and the `Deno.serve`-level fast path (`fast_fetch.ts`) calls

@@ -28,7 +28,7 @@ import { encryptToPrv, prvPathFor } from "./prv_encrypt.ts";
 
 const log = logger("prv");
 
-/** `PrivittySendFileResult` (SPEC §2), exactly. */
+/** `PrivittySendFileResult` (docs/contract.md §2), exactly. */
 export interface SendFileResult {
   readonly encrypted_path: string;
   readonly plaintext_hash: string;

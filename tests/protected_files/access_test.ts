@@ -39,7 +39,7 @@ function bobState(p: PrvPair, msgId: number): string {
   return p.bob.protectedFiles.status(msgId).state;
 }
 
-Deno.test("secure_send_file writes <path>.prv and the result SPEC §2 names, exactly", async () => {
+Deno.test("secure_send_file writes <path>.prv and the result contract §2 names, exactly", async () => {
   await using p = await prvPair();
   const path = await plainFile(p, "report.csv", new TextEncoder().encode("a,b\n1,2\n"));
   const r = await protect(p, path, RULES);
