@@ -91,7 +91,7 @@ Gateway time as a ratio of the baseline: ${ratio(sse.gateway.ms, sse.naive.ms)}.
   that are not UTF-8 inside a JSON string arrive as U+FFFD, as the Fetch standard decodes them,
   instead of being answered -32700), dispatches synchronously when the handler is synchronous,
   and answers with \`Response.json\` (a response whose only header is Content-Type stays on
-  Deno.serve's fast static-response path). The Content-Type check stays: SPEC requires
+  Deno.serve's fast static-response path). The Content-Type check stays: the contract requires
   \`application/json\`, and it keeps browsers from posting to the unauthenticated \`/rpc\`
   cross-origin without a CORS preflight.
 - Why paired rounds: on this shared 2-vCPU VM the same server's throughput moves by ±15 % from

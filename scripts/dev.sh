@@ -7,6 +7,8 @@
 # --gateways N starts N gateways on consecutive ports from --port (default 7200) and joins them
 # to each other by SecureJoin before printing their URLs. A license server runs on --port + 100;
 # the gateways trust its key and activate a dev license from it. Ctrl-C stops everything it started.
+# When the gateways answer it prints, per gateway, its URL and address and its chat id with each
+# other gateway, then "dev: ready".
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -17,10 +19,30 @@ die() {
   exit 1
 }
 
+usage() {
+  cat <<'EOF'
+usage: deno task dev [--local-relay] [--gateways N] [--port P] [serve options]
+
+Local development run: N gateways (default 1) from source with the production permission set,
+data in ./.data (EDGE_DEV_DIR overrides), listening on 127.0.0.1, each with a dev license from
+the project's license server on port P + 100. It prints each gateway's URL, address and chat ids
+with the others, then "dev: ready". Ctrl-C stops everything it started.
+
+  --local-relay   start the project's own relay on loopback first (root: runs its own Postfix
+                  and Dovecot; installs Debian's packages on first use)
+  --gateways N    N gateways on ports P, P+1, ..., joined to each other by SecureJoin (1-99)
+  --port P        the first gateway's port (default 7200)
+  -h, --help      this text; starts nothing
+Other options go to every gateway (deno task start's: --host, --listen, --cors, --files-dir;
+run `deno task start --help` for them).
+EOF
+}
+
 local_relay=0 gateways=1 port=7200 host_given=0
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
+  -h | --help) usage && exit 0 ;;
   --local-relay) local_relay=1 && shift ;;
   --gateways) [ $# -ge 2 ] || die "--gateways needs a number" && gateways="$2" && shift 2 ;;
   --gateways=*) gateways="${1#*=}" && shift ;;
@@ -49,6 +71,11 @@ pids=()
 relay_dir=""
 stop_all() {
   local pid
+  # Once: a terminal's Ctrl-C reaches this shell more than once (from the terminal, then
+  # forwarded by `deno task`), and a later INT would end the shell here, before the relay is
+  # stopped. Children started from here on (stop-relay.sh) inherit the ignored signals.
+  # (The INT and TERM traps ignore them already; this covers the other ways out, e.g. die.)
+  trap '' INT TERM
   for pid in ${pids[@]+"${pids[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" 2>/dev/null || true; done
   pids=()
@@ -58,8 +85,9 @@ stop_all() {
   fi
 }
 trap stop_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Each ignores further signals before it exits: the EXIT trap must not be cut short (stop_all).
+trap 'trap "" INT TERM; exit 130' INT
+trap 'trap "" INT TERM; exit 143' TERM
 
 if [ "$local_relay" = 1 ]; then
   [ "$(id -u)" = 0 ] || die "--local-relay needs root (it runs its own Postfix and Dovecot); see README 'Local development'"
@@ -73,9 +101,9 @@ if [ "$local_relay" = 1 ]; then
       --mx-port "$RELAY_MX_PORT" --http-port "$RELAY_HTTP_PORT" --https-port "$RELAY_HTTPS_PORT")
     "$here/relay/stop-relay.sh" "$state/relay" >/dev/null 2>&1 || true # a relay left by a kill -9
   fi
+  relay_dir="$state/relay" # set first: Ctrl-C during the start stops what did start
   "$here/relay/start-relay.sh" "$state/relay" ${relay_opts[@]+"${relay_opts[@]}"} >/dev/null ||
     die "the local relay did not start (see the messages above; ports of the last run busy? remove $state/relay to start afresh, which also forgets the gateways' accounts)"
-  relay_dir="$state/relay"
   # shellcheck disable=SC1091
   . "$relay_dir/relay.env"
   export EDGE_SERVER="http://127.0.0.1:${RELAY_HTTP_PORT}" DENO_CERT="${RELAY_CERT}"
@@ -116,9 +144,8 @@ for i in $(seq 1 "$gateways"); do
   urls+=("http://127.0.0.1:$p")
 done
 
-if [ "$gateways" -gt 1 ]; then
-  "${DENO:-deno}" run --quiet --allow-net=127.0.0.1 "$here/dev/join_gateways.ts" "${urls[@]}" ||
-    die "could not join the gateways (see above)"
-fi
+# Waits for every gateway, joins them (N > 1), prints URLs, addresses, chat ids and "dev: ready".
+"${DENO:-deno}" run --quiet --allow-net=127.0.0.1 "$here/dev/join_gateways.ts" "${urls[@]}" ||
+  die "could not join the gateways (see above)"
 # Not exec: the EXIT trap stops the gateways and the relay. The first gateway to exit ends the run.
 wait -n "${pids[@]}" || true

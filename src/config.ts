@@ -47,7 +47,10 @@ export interface GatewayConfig {
   readonly allowPlaintextMail: boolean;
 }
 
-/** The environment variables the daemon reads, by the SPEC's names (see `productEnvName`). */
+/**
+ * The environment variables the daemon reads, by the contract's names (docs/contract.md §1.3; see
+ * `productEnvName`).
+ */
 export const DAEMON_ENV_VARS = [
   "EDGE_PROFILE",
   "EDGE_LICENSE_URL",
@@ -60,12 +63,15 @@ export const DAEMON_ENV_VARS = [
   "EDGE_ALLOW_PLAINTEXT_MAIL",
 ] as const;
 
-/** Prefix of the SPEC's input names. */
+/** Prefix of the contract's input names. */
 const SPEC_ENV_PREFIX = "EDGE_";
-/** Prefix the product publishes for the same inputs (`PRIVITTY_PROFILE`, contract P-46). */
+/**
+ * Prefix the product publishes for the same inputs (`PRIVITTY_PROFILE`,
+ * docs/product-compat.md#environment).
+ */
 const PRODUCT_ENV_PREFIX = "PRIVITTY_";
 
-/** The product's twin of a SPEC input name: `EDGE_PROFILE` → `PRIVITTY_PROFILE`. */
+/** The product's twin of a contract input name: `EDGE_PROFILE` → `PRIVITTY_PROFILE`. */
 export function productEnvName(name: string): string {
   if (!name.startsWith(SPEC_ENV_PREFIX)) throw new Error(`${name} is not an EDGE_ input`);
   return PRODUCT_ENV_PREFIX + name.slice(SPEC_ENV_PREFIX.length);
@@ -76,7 +82,9 @@ export function envNames(name: string): string {
   return `${name} (or ${productEnvName(name)})`;
 }
 
-/** Every variable the daemon may read: each SPEC name and its product twin (the permission set). */
+/**
+ * Every variable the daemon may read: each contract name and its product twin (the permission set).
+ */
 export const DAEMON_ENV_ALLOW: readonly string[] = DAEMON_ENV_VARS.flatMap((
   n,
 ) => [n, productEnvName(n)]);
@@ -91,8 +99,8 @@ interface EnvInput {
 }
 
 /**
- * Reads an input by its SPEC name, else by the product's twin: `EDGE_X` wins when both are set
- * (the SPEC is the contract), `PRIVITTY_X` is used when only it is set.
+ * Reads an input by its contract name, else by the product's twin: `EDGE_X` wins when both are set
+ * (the contract's name), `PRIVITTY_X` is used when only it is set.
  */
 export function readEnvInput(env: EnvReader, name: string): EnvInput {
   const spec = env(name);
@@ -231,7 +239,10 @@ export function readFlags(
   return out;
 }
 
-/** Flags accepted by `serve`; `listen` and `accounts` are the product's names (P-45). */
+/**
+ * Flags accepted by `serve`; `listen` and `accounts` are the product's names
+ * (docs/product-compat.md#daemon-flags).
+ */
 export const SERVE_FLAGS = {
   values: ["port", "host", "data-dir", "files-dir", "listen", "accounts"],
   booleans: ["cors"],

@@ -1,19 +1,22 @@
 /**
- * Fixed numbers and names of the gateway's public contract (SPEC.md) and its defaults.
+ * Fixed numbers and names of the gateway's public contract (docs/contract.md) and its defaults.
  * Wire values live here once, as `as const` objects, so no module spells them itself.
  */
 
 /** The gateway's own version, reported by `/health`, `get_info` and the CLI. */
 export const GATEWAY_VERSION = "0.1.0";
 
-/** The service name `/health` reports: the product's daemon name (contract P-13). */
+/**
+ * The service name `/health` reports: the product's daemon name
+ * (docs/product-compat.md#health-body).
+ */
 export const SERVICE_NAME = "privitty-edged";
 
 /** Version string reported as `deltachat_core_version`: the Delta Chat wire protocol we speak. */
 export const CORE_COMPAT_VERSION =
   "edge-gateway-0.1.0 (chatmail wire format, Delta Chat 2.x compatible)";
 
-/** The only account a daemon owns (SPEC §1). */
+/** The only account a daemon owns (docs/contract.md §1.1). */
 export const ACCOUNT_ID = 1;
 
 export const DEFAULT_PORT = 7200;
@@ -22,13 +25,16 @@ export const DEFAULT_DATA_DIR = "/var/lib/privitty";
 export const DEFAULT_RELAY = "nine.testrun.org";
 export const DEFAULT_URL = "http://127.0.0.1:7200";
 
-/** SSE keepalive interval (SPEC §6, §8). */
+/** SSE keepalive interval (docs/contract.md §6, §8). */
 export const SSE_PING_MS = 15_000;
 
 /** Special contact ids (Delta Chat numbering). */
 export const ContactId = { SELF: 1, INFO: 2, DEVICE: 5, LAST_SPECIAL: 9 } as const;
 
-/** Message states as the SPEC numbers them; 16 (seen) is our extension for incoming read messages. */
+/**
+ * Message states as the contract numbers them (docs/contract.md §3.1); 16 (seen) is our extension
+ * for incoming read messages.
+ */
 export const MessageState = {
   FRESH: 1,
   PENDING: 10,
@@ -40,11 +46,11 @@ export const MessageState = {
 } as const;
 export type MessageState = typeof MessageState[keyof typeof MessageState];
 
-/** Chat types as the SPEC numbers them. */
+/** Chat types as the contract numbers them (docs/contract.md §2). */
 export const ChatType = { SINGLE: 100, GROUP: 120, BROADCAST: 130 } as const;
 export type ChatType = typeof ChatType[keyof typeof ChatType];
 
-/** Connectivity levels (SPEC §3): 0 not configured, then Delta Chat's bands. */
+/** Connectivity levels (docs/contract.md §3.2): 0 not configured, then Delta Chat's bands. */
 export const Connectivity = {
   NOT_CONFIGURED: 0,
   NOT_CONNECTED: 1000,
@@ -68,8 +74,9 @@ export const RpcCode = {
 } as const;
 
 /**
- * License status values: `no_license` is SPEC §3's, `active`/`grace_period`/`expired` the
- * product's; `clock_tampered` and `invalid` say why a present license is not honoured.
+ * License status values: `no_license` is the contract's (docs/contract.md §3.4),
+ * `active`/`grace_period`/`expired` the product's; `clock_tampered` and `invalid` say why a present
+ * license is not honoured.
  */
 export const LicenseStatus = {
   NO_LICENSE: "no_license",
@@ -94,7 +101,10 @@ export const DataDirLayout = {
   BLOB_DIR: "accounts/1/blobs",
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
-  /** The device fingerprint stored at start, before license activation (P-51). */
+  /**
+   * The device fingerprint stored at start, before license activation
+   * (docs/product-compat.md#start-order).
+   */
   DEVICE_FINGERPRINT: "device-fingerprint",
 } as const;
 

@@ -1,6 +1,7 @@
 /**
- * Composition root of the daemon: provision the account (SPEC §1 order), compose the services,
- * start the background loops, serve HTTP, and shut everything down in order on SIGTERM/SIGINT.
+ * Composition root of the daemon: provision the account (docs/contract.md §1.2 order), compose the
+ * services, start the background loops, serve HTTP, and shut everything down in order on
+ * SIGTERM/SIGINT.
  */
 import { type GatewayConfig, parseConfig, shadowedEnvInputs } from "./config.ts";
 import { ConfigError, describeError, StartupError } from "./errors.ts";
@@ -48,6 +49,15 @@ export async function runDaemon(args: readonly string[]): Promise<number> {
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`edge-gateway: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof Deno.errors.NotCapable) {
+      // e.g. `deno run main.ts` or `deno task cli` with no command: not the daemon's permissions.
+      console.error(
+        "edge-gateway: this process lacks the daemon's permissions " +
+          `(${err.message.split(",")[0]}); run the daemon with \`deno task start …\` ` +
+          "(scripts/start.sh grants its permission set) or the compiled binary",
+      );
       return 2;
     }
     throw err;

@@ -38,9 +38,9 @@ export interface RunningDaemon {
 }
 
 /**
- * Checks that the listen address can be bound (SPEC §1 step 7's precondition), then provisions
- * (steps 1–6), then starts the HTTP server (step 7) and the mail loop. A taken port fails here,
- * before the data directory or the relay is touched.
+ * Checks that the listen address can be bound (docs/contract.md §1.2, step 7's precondition), then
+ * provisions (steps 1–6), then starts the HTTP server (step 7) and the mail loop. A taken port
+ * fails here, before the data directory or the relay is touched.
  */
 export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon> {
   const bootStart = performance.now();

@@ -24,7 +24,7 @@ export class InvalidParamsError extends GatewayError {
 /** Something asked for does not exist (chat, message, contact, file). */
 export class NotFoundError extends GatewayError {}
 
-/** A license-gated method was called without an active license (SPEC §7). */
+/** A license-gated method was called without an active license (docs/contract.md §7). */
 export class LicenseRequiredError extends GatewayError {
   constructor(method: string) {
     super(

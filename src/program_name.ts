@@ -5,7 +5,9 @@
 import process from "node:process";
 import { isCliCommand } from "./cli/mod.ts";
 
-/** Program names, as the product publishes them (contract P-01, P-02) and our own. */
+/**
+ * Program names, as the product publishes them (docs/product-compat.md#program-names) and our own.
+ */
 export const ProgramName = {
   DAEMON: "privitty-edged",
   CLI: "privitty-edge",

@@ -139,7 +139,7 @@ export const CHAT_CONTENT_GROUP_AVATAR_CHANGED = "group-avatar-changed";
  * OpenPGP notation names on the account key. `RELAYS` sits on the key's direct-key signature: the
  * owner's relay addresses, comma-separated (at most {@link MAX_KEY_RELAYS}). Delta Chat sends to
  * every address listed, and a joiner that already has the key skips SecureJoin's first two steps
- * when every invite address is listed (protocols.md §3, §7.2).
+ * when every invite address is listed (docs/protocol-notes.md §2, §6.3).
  */
 export const KeyNotation = {
   RELAYS: "relays@chatmail.at",
@@ -149,7 +149,7 @@ export type KeyNotation = typeof KeyNotation[keyof typeof KeyNotation];
 /** Most relay addresses Delta Chat reads from a `relays@chatmail.at` notation. */
 export const MAX_KEY_RELAYS = 5;
 
-/** Every SecureJoin step name (protocols.md §7.2, deltachat-groups.md §5). */
+/** Every SecureJoin step name (docs/protocol-notes.md §6.2, §8). */
 export const SecureJoinStep = {
   /** Joiner → inviter, plaintext: the invite number of a 1:1 invite. */
   VC_REQUEST: "vc-request",

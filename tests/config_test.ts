@@ -13,7 +13,7 @@ import { ConfigError } from "../src/errors.ts";
 
 const env = (vars: Record<string, string>) => (name: string) => vars[name];
 
-Deno.test("parseConfig() applies the SPEC defaults", () => {
+Deno.test("parseConfig() applies the contract's defaults", () => {
   const c = parseConfig([], env({}));
   assert.equal(c.port, 7200);
   assert.equal(c.host, "0.0.0.0");
@@ -129,7 +129,7 @@ Deno.test("parseRelayTarget() refuses plain http to a non-loopback host and junk
   );
 });
 
-Deno.test("--listen HOST:PORT and --accounts DIR set what --host/--port and --data-dir set (P-45)", () => {
+Deno.test("--listen HOST:PORT and --accounts DIR set what --host/--port and --data-dir set (product-compat.md#daemon-flags)", () => {
   const c = parseConfig(
     ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"],
     env({}),
@@ -174,7 +174,7 @@ Deno.test("a flag and its product alias together, or a bad --listen, are clear e
   }
 });
 
-Deno.test("every EDGE_ input has a PRIVITTY_ twin; EDGE_ wins when both are set (P-46)", () => {
+Deno.test("every EDGE_ input has a PRIVITTY_ twin; EDGE_ wins when both are set (product-compat.md#environment)", () => {
   const product = parseConfig(
     [],
     env({

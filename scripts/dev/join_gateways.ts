@@ -1,7 +1,8 @@
 /**
- * `deno task dev --gateways N` helper: waits until every gateway answers `/health`, joins each pair
- * that is not yet verified by SecureJoin (the later gateway joins the earlier one's invite), then
- * prints one line per gateway: its URL and address. Idempotent, so a dev restart joins nothing.
+ * `deno task dev` helper: waits until every gateway answers `/health`, joins each pair that is not
+ * yet verified by SecureJoin (the later gateway joins the earlier one's invite), then prints one
+ * line per gateway (its URL and address) and one per chat it has with another gateway (the chat id
+ * a first `send` needs), then "dev: ready". Idempotent, so a dev restart joins nothing.
  *
  * usage: deno run --allow-net=127.0.0.1 scripts/dev/join_gateways.ts URL...
  */
@@ -69,7 +70,15 @@ async function main(urls: string[]): Promise<void> {
       console.error(`dev: gateway ${j + 1} joined gateway ${i + 1}`);
     }
   }
-  urls.forEach((url, i) => console.log(`dev: gateway ${i + 1} ${url} ${addrs[i]}`));
+  for (const [i, url] of urls.entries()) {
+    console.log(`dev: gateway ${i + 1} ${url} ${addrs[i]}`);
+    for (const [j, addr] of addrs.entries()) {
+      if (j === i) continue;
+      const contact = await call<number>(url, "lookup_contact_id_by_addr", 1, addr);
+      const chat = await call<number>(url, "create_chat_by_contact_id", 1, contact);
+      console.log(`dev: gateway ${i + 1} chat ${chat} is with gateway ${j + 1} (${addr})`);
+    }
+  }
   console.log("dev: ready");
 }
 

@@ -1,6 +1,7 @@
 // @ts-check
 // Pure acceptance check of the test relay's outgoing-mail filter, modelled on chatmail's
-// filtermail: only OpenPGP-encrypted mail and SecureJoin requests may leave (protocols.md §2.3).
+// filtermail: only OpenPGP-encrypted mail and SecureJoin requests may leave (docs/protocol-notes.md
+// §1.3).
 // No I/O here, so the rules can be unit-tested directly; filter.mjs does the SMTP side.
 
 /** Reply for mail that is not properly encrypted. */

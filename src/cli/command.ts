@@ -23,7 +23,7 @@ export interface Command {
   readonly usage: string;
   /** One-line description for the command list. */
   readonly summary: string;
-  /** The HTTP request(s) this command makes (every command has one, SPEC §1). */
+  /** The HTTP request(s) this command makes (every command has one, docs/contract.md §1.1). */
   readonly http: string;
   /** Further help text shown by `<command> --help`. */
   readonly details?: string;

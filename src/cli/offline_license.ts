@@ -1,6 +1,7 @@
 /**
  * `license` commands without a daemon (the product's `privitty-edge --accounts DIR license …`,
- * contract P-41): the status is read from the license file in that data directory.
+ * docs/product-compat.md#cli-forms): the status is read from the license file in that data
+ * directory.
  */
 import { DataDirLayout } from "../constants.ts";
 import { inspectLicense } from "../license/inspect.ts";

@@ -1,6 +1,7 @@
 /**
  * Everything the CLI prints: the I/O seam (`CliIo`), tables, key/value lists, `--json` output,
- * and the human labels of SPEC §3 (message state symbols, connectivity levels, chat types).
+ * and the human labels of docs/contract.md §3 (message state symbols, connectivity levels, chat
+ * types).
  */
 import { ChatType, MessageState } from "../constants.ts";
 
@@ -134,7 +135,9 @@ export function displayWidth(text: string): number {
   return width;
 }
 
-/** CLI symbol of a message state (SPEC §3): ✓ sent, ✓✓ delivered, 👁 read, … pending. */
+/**
+ * CLI symbol of a message state (docs/contract.md §3.1): ✓ sent, ✓✓ delivered, 👁 read, … pending.
+ */
 export function stateSymbol(state: unknown): string {
   switch (state) {
     case MessageState.PENDING:
@@ -152,7 +155,7 @@ export function stateSymbol(state: unknown): string {
   }
 }
 
-/** Human label of a connectivity level (SPEC §3). */
+/** Human label of a connectivity level (docs/contract.md §3.2). */
 export function connectivityLabel(level: number): string {
   if (level <= 0) return "not configured";
   if (level < 2000) return "not connected";
@@ -161,7 +164,7 @@ export function connectivityLabel(level: number): string {
   return "fully connected";
 }
 
-/** Human name of a chat type (SPEC §2). */
+/** Human name of a chat type (docs/contract.md §2). */
 export function chatTypeName(type: unknown): string {
   switch (type) {
     case ChatType.SINGLE:

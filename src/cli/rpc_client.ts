@@ -17,7 +17,7 @@ export class RpcError extends Error {
     this.data = data;
   }
 
-  /** True for the license-required error (-32001, SPEC §7). */
+  /** True for the license-required error (-32001, docs/contract.md §7). */
   get licenseRequired(): boolean {
     return this.code === RpcCode.LICENSE_REQUIRED;
   }

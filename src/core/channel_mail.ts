@@ -1,6 +1,6 @@
 /**
  * What a mail of a broadcast channel (chat type 130) says, as Delta Chat 2.x writes it
- * (deltachat-groups.md §6): a post goes to every subscriber encrypted with the channel secret,
+ * (docs/protocol-notes.md §9): a post goes to every subscriber encrypted with the channel secret,
  * with hidden recipients and `Chat-List-ID: <name> <id>`; the member-added that ends a
  * subscriber's join goes to that subscriber alone (asymmetric) with the secret; a subscriber's
  * leave goes to the owner alone. `channelPlan` picks the recipients; `channelHeaders` the lines.

@@ -1,5 +1,5 @@
 /**
- * Broadcast channels (chat type 130) as Delta Chat 2.x has them (deltachat-groups.md §6): a
+ * Broadcast channels (chat type 130) as Delta Chat 2.x has them (docs/protocol-notes.md §9): a
  * channel we own has subscribers, who join only by its invite and get the secret in a
  * member-added sent to them alone; its posts reach every subscriber. A channel we subscribe to
  * is read-only; its owner's posts are shown; leaving tells the owner alone. Received channel

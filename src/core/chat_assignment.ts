@@ -1,6 +1,6 @@
 /**
  * Chat assignment, the one place that decides which chat a received chat message belongs to
- * (Delta Chat's `decide_chat_assignment`, deltachat-groups.md §4.1): a channel post by its
+ * (Delta Chat's `decide_chat_assignment`, docs/protocol-notes.md §7.3): a channel post by its
  * `List-ID`/`Chat-List-ID` (checked first), a group by a valid `Chat-Group-ID` on encrypted and
  * signed mail, else the 1:1 chat with the sender. Pure: the read mail in, the decision out.
  */

@@ -1,6 +1,7 @@
 /**
  * What a received chat mail carries: its text, its file, Delta Chat's pre-/post-message fields
- * (protocols.md §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values out.
+ * (docs/protocol-notes.md §4, §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values
+ * out.
  */
 import { leaves, type MimePart, partText } from "../mime/parser.ts";
 import { CHAT_CONTENT_SYSTEM, Header, SystemMessage, Viewtype } from "../protocol.ts";

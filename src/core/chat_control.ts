@@ -1,5 +1,5 @@
 /**
- * Mails that act on earlier messages instead of adding one (protocols.md §5): a reaction
+ * Mails that act on earlier messages instead of adding one (docs/protocol-notes.md §4): a reaction
  * (RFC 9078 `Content-Disposition: reaction`, aimed by `In-Reply-To`), an edit (`Chat-Edit`) and
  * a delete request (`Chat-Delete`). Pure: a read mail in, what it asks for out.
  */

@@ -152,8 +152,9 @@ export class Chats {
   }
 
   /**
-   * Member ids as the SPEC's `get_chat_contacts` returns them: a 1:1 chat gives `[1, peer]`
-   * (Delta Chat gives `[peer]`); a group gives its stored members (self included while a member).
+   * Member ids as the contract's `get_chat_contacts` returns them (docs/design-decisions.md §2): a
+   * 1:1 chat gives `[1, peer]` (Delta Chat gives `[peer]`); a group gives its stored members (self
+   * included while a member).
    */
   contactIds(chatId: number): number[] {
     const chat = this.require(chatId);

@@ -1,7 +1,7 @@
 /**
- * The live connectivity level (SPEC §3: 0 not configured, 1000 not connected, 2000 connecting,
- * 3000 working, 4000 connected), published as `ConnectivityChanged` only when it changes, and why
- * the mail connections fail when the operator can fix it (a wrong clock).
+ * The live connectivity level (docs/contract.md §3.2: 0 not configured, 1000 not connected, 2000
+ * connecting, 3000 working, 4000 connected), published as `ConnectivityChanged` only when it
+ * changes, and why the mail connections fail when the operator can fix it (a wrong clock).
  */
 import { Connectivity } from "../constants.ts";
 import type { EventSink } from "../events/types.ts";

@@ -1,5 +1,5 @@
 /**
- * What a mail to a group says about the group, as Delta Chat 2.x writes it (deltachat-groups.md
+ * What a mail to a group says about the group, as Delta Chat 2.x writes it (docs/protocol-notes.md
  * §2, §3): the inner `To` (every member, newest first, self left out unless alone), past
  * members, `Chat-Group-Member-Timestamps`/`-Fpr` aligned with them, the id, name and name time,
  * the change it announces, and whether every member's key is gossiped. `groupHeaders` turns it

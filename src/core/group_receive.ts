@@ -1,5 +1,5 @@
 /**
- * Applying a received group message (deltachat-groups.md §4): an unknown group is created from
+ * Applying a received group message (docs/protocol-notes.md §7.4): an unknown group is created from
  * it when it names itself and removes nobody; in a known group only current members change
  * things (a receiver that is no member itself accepts changes from anyone). Membership follows
  * `Chat-Group-Member-Timestamps` merged entry by entry (no change at all when the count is

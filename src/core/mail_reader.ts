@@ -45,9 +45,9 @@ export class RetryableMailError extends Error {
 export const Unverified = {
   /** No signature at all: final. */
   UNSIGNED: "unsigned",
-  /** Signed by a key that is not the one the mail itself names: final. */
+  /** Signed by a key that is neither the one the mail names nor one we know for its sender: final. */
   ANOTHER_KEY: "another_key",
-  /** Signed, the mail names no key, and we know none that signed it: may pass. */
+  /** Signed, but the mail names no key and we know none for its sender: the key may still come. */
   MISSING_KEY: "missing_key",
   /** Signed by the right key, but the check failed: may be ours. */
   INVALID: "invalid",
@@ -271,7 +271,7 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
   const signerKey = parsed.find((p) => fingerprintOf(p.key) === signer)?.bytes;
   const signed = signerKey !== undefined;
   return {
-    ...(signed ? {} : { unverified: unverifiedReason(check, autocrypt !== undefined) }),
+    ...(signed ? {} : { unverified: unverifiedReason(check, candidates.length > 0) }),
     messageId: stripAngles(inner.headers.get(Header.MESSAGE_ID)) || messageId,
     from,
     headers: inner.headers,
@@ -292,17 +292,21 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
   };
 }
 
-/** Why a signature check failed, as reception tells final from passing reasons. */
+/**
+ * Why a signature check failed, as reception tells final from passing reasons: a signer that is
+ * none of the keys the mail names or we know for its sender (`hadKeys`) is another key; only when
+ * there was no key to check against may the signer's key still come.
+ */
 function unverifiedReason(
   check: SignatureCheck,
-  namesItsKey: boolean,
+  hadKeys: boolean,
 ): { reason: Unverified; detail: string } {
   if (check.valid) return { reason: Unverified.INVALID, detail: "the signer's key is unreadable" };
   switch (check.failure) {
     case SignatureFailure.UNSIGNED:
       return { reason: Unverified.UNSIGNED, detail: check.detail };
     case SignatureFailure.UNKNOWN_SIGNER:
-      return namesItsKey
+      return hadKeys
         ? { reason: Unverified.ANOTHER_KEY, detail: check.detail }
         : { reason: Unverified.MISSING_KEY, detail: check.detail };
     case SignatureFailure.INVALID:

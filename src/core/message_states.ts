@@ -1,7 +1,7 @@
 /**
- * Delivery states of messages, forward-only (SPEC numbering): outgoing 10 pending → 20 accepted
- * by the relay → 26 on the peer's device → 28 read, or 24 failed; incoming 1 fresh → 16 seen.
- * Every transition emits its event after the commit, and only when the state really moved.
+ * Delivery states of messages, forward-only (docs/contract.md §3.1 numbering): outgoing 10 pending
+ * → 20 accepted by the relay → 26 on the peer's device → 28 read, or 24 failed; incoming 1 fresh →
+ * 16 seen. Every transition emits its event after the commit, and only when the state really moved.
  */
 import { ContactId, MessageState } from "../constants.ts";
 import type { MessageRecord } from "../store/mod.ts";

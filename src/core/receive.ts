@@ -1,10 +1,10 @@
 /**
- * The reception pipeline (DESIGN §3): raw mail → read (parse, decrypt, verify) → SecureJoin step,
- * receipt or chat message → chat assignment (chat_assignment.ts) → store in one transaction
- * (dedup by Message-ID) → events after the commit. Mail that can never be used (broken, unsigned,
- * signed by another key) is recorded with a reason and resolves, so the IMAP loop deletes it; a
- * failure that may pass or may be ours (a missing key, a signature we could not check, the disk,
- * the database) rejects and leaves the mail on the server, to be retried, then quarantined.
+ * The reception pipeline (ARCHITECTURE.md §3): raw mail → read (parse, decrypt, verify) →
+ * SecureJoin step, receipt or chat message → chat assignment (chat_assignment.ts) → store in one
+ * transaction (dedup by Message-ID) → events after the commit. Mail that can never be used (broken,
+ * unsigned, signed by another key) is recorded with a reason and resolves, so the IMAP loop deletes
+ * it; a failure that may pass or may be ours (a missing key, a signature we could not check, the
+ * disk, the database) rejects and leaves the mail on the server, to be retried, then quarantined.
  */
 import { ContactId } from "../constants.ts";
 import { GatewayError } from "../errors.ts";

@@ -1,6 +1,7 @@
 /**
- * `Autocrypt:` and `Autocrypt-Gossip:` header values (Autocrypt Level 1, protocols.md §3): parse
- * with the spec's rules (addr required, keydata last, unknown critical attributes invalidate,
+ * `Autocrypt:` and `Autocrypt-Gossip:` header values (Autocrypt Level 1, docs/protocol-notes.md
+ * §2): parse with the spec's rules (addr required, keydata last, unknown critical attributes
+ * invalidate,
  * `_`-attributes ignored, whitespace inside keydata removed) and format folded for MIME. Pure.
  */
 import { fromBase64, toBase64 } from "./armor.ts";

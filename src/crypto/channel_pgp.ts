@@ -1,6 +1,6 @@
 /**
- * Symmetric OpenPGP for Delta Chat channel posts (deltachat-groups.md §3.4): exactly one SKESK v6
- * with a **Salted** S2K (SHA-256, 8-byte salt) over the channel secret, then SEIPDv2 (AES-128,
+ * Symmetric OpenPGP for Delta Chat channel posts (docs/protocol-notes.md §9.2): exactly one SKESK
+ * v6 with a **Salted** S2K (SHA-256, 8-byte salt) over the channel secret, then SEIPDv2 (AES-128,
  * OCB), signed by the owner and compressed. OpenPGP.js cannot make a Salted S2K, so the SKESK is
  * built here (RFC 9580 §5.3, OCB per RFC 7253 on AES via node:crypto); OpenPGP.js makes the rest
  * with the same session key. Pure apart from randomness.

@@ -22,8 +22,8 @@ export interface GeneratedKey {
 /**
  * Generates the key for `addr`. These are OpenPGP.js 6's defaults, spelled out so that a library
  * upgrade cannot silently change the shape: v4 keys (`config.v6Keys` stays off) and the legacy
- * curve ids that Autocrypt Level 1 peers and every Delta Chat version read (protocols.md §3, §11).
- * The relay notation lists the address lower-cased, as our invites write it.
+ * curve ids that Autocrypt Level 1 peers and every Delta Chat version read (docs/protocol-notes.md
+ * §2, §11). The relay notation lists the address lower-cased, as our invites write it.
  */
 export async function generateAccountKey(
   addr: string,

@@ -1,8 +1,9 @@
 /**
  * The event bus: numbers events, keeps a bounded replay tail, and fans out to bounded
  * per-subscriber queues. Publishing never waits for a reader; a subscriber that falls behind
- * loses its queue and reads a `lag` event first (DESIGN §4.8). With a journal, ids and the
- * tail survive restarts, so `Last-Event-ID` from an earlier run resumes without silent loss.
+ * loses its queue and reads a `lag` event first (docs/design-decisions.md §4). With a journal, ids
+ * and the tail survive restarts, so `Last-Event-ID` from an earlier run resumes without silent
+ * loss.
  */
 import type { EventJournal } from "./journal.ts";
 import { type EventSink, type GatewayEvent, type SequencedEvent, toWire } from "./types.ts";

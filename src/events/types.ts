@@ -43,7 +43,7 @@ export type GatewayEvent =
   | { kind: "ViewerSessionStarted"; expiresAt: number }
   | { kind: "ViewerSessionEnded"; reason: "expired" | "replaced" }
   | { kind: "ViewerFileStreamed"; msgId: number; bytes: number }
-  // Protected files, with the product's names (reference: privitty-edge-contract.md P-33).
+  // Protected files, with the product's names (docs/product-compat.md#protected-file-events).
   | { kind: "PrivittyFileEncrypted"; chatId: number; msgId: number }
   | { kind: "PrivittyFileDecrypted"; chatId: number; msgId: number }
   | { kind: "PrivittyFileAccessRevoked"; chatId: number; contactId: number; fileId: number }

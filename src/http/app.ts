@@ -1,6 +1,6 @@
 /**
- * The Hono application: the five routes of SPEC §4, CORS as one optional middleware, and JSON
- * answers for unknown paths (404), wrong methods (405) and unexpected failures (500). Its
+ * The Hono application: the five routes of docs/contract.md §4.1, CORS as one optional middleware,
+ * and JSON answers for unknown paths (404), wrong methods (405) and unexpected failures (500). Its
  * `serverFetch` is the handler for `Deno.serve`: `app.fetch` plus, without CORS, the `POST /rpc`
  * and `GET /stream/<id>` fast paths of `fast_fetch.ts`.
  */
@@ -86,7 +86,7 @@ function logFailure(method: string, path: string, err: unknown): void {
   log.error("request failed", { method, path, error: describeError(err) });
 }
 
-/** Builds the HTTP app. No authentication on /rpc, /events and /health (SPEC §5). */
+/** Builds the HTTP app. No authentication on /rpc, /events and /health (docs/contract.md §5.1). */
 export function createApp(deps: AppDeps): GatewayApp {
   const app = new Hono();
   if (deps.cors) {

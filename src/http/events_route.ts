@@ -1,6 +1,7 @@
 /**
  * `GET /events`: the Server-Sent Events stream, framed here (not with Hono's writeSSE) so it can
- * send `: ping` comments and write every queued frame in one chunk per wake-up (SPEC §6).
+ * send `: ping` comments and write every queued frame in one chunk per wake-up (docs/contract.md
+ * §6).
  */
 import type { Context } from "hono";
 import type { EventBus, Subscription } from "../events/bus.ts";

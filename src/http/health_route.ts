@@ -1,6 +1,7 @@
 /**
  * `GET /health`: the liveness probe. It answers 200 from a cheap in-memory report (no database,
- * network or file I/O), so orchestrator probes never queue behind real work (SPEC §4).
+ * network or file I/O), so orchestrator probes never queue behind real work (docs/contract.md
+ * §4.1).
  */
 import type { Context } from "hono";
 import { Connectivity, GATEWAY_VERSION, SERVICE_NAME } from "../constants.ts";
@@ -9,13 +10,16 @@ import type { Services } from "../services.ts";
 import { ConfigKey } from "../store/mod.ts";
 import type { MailError } from "../transport/mail_problem.ts";
 
-/** The `/health` body: the product's `status`, `service`, `version` (P-13), then extras. */
+/**
+ * The `/health` body: the product's `status`, `service`, `version`
+ * (docs/product-compat.md#health-body), then extras.
+ */
 export interface HealthReport {
   readonly status: "ok";
   /** `privitty-edged`, the daemon name the product publishes. */
   readonly service: string;
   readonly version: string;
-  /** Connectivity level (SPEC §3). */
+  /** Connectivity level (docs/contract.md §3.2). */
   readonly connectivity: number;
   /**
    * The mail side in one word, from `connectivity`: the daemon is alive (`status` "ok") even when
@@ -41,7 +45,7 @@ export interface HealthReport {
 /** How the relay looks from here: 0 → not_configured, below 2000 → unreachable, … */
 export type MailState = "not_configured" | "unreachable" | "connecting" | "connected";
 
-/** Maps a connectivity level (SPEC §3 bands) to the `/health` `mail` word. */
+/** Maps a connectivity level (docs/contract.md §3.2 bands) to the `/health` `mail` word. */
 export function mailState(level: number): MailState {
   if (level <= Connectivity.NOT_CONFIGURED) return "not_configured";
   if (level < Connectivity.CONNECTING) return "unreachable";

@@ -1,6 +1,7 @@
 /**
  * `POST /rpc`: checks the transport (Content-Type, body size), parses the body and hands it to
- * dispatch, and maps its reply to HTTP: 200 with a JSON-RPC body, or 204 with none (SPEC §4).
+ * dispatch, and maps its reply to HTTP: 200 with a JSON-RPC body, or 204 with none
+ * (docs/contract.md §4.2).
  *
  * The handler is a plain `(req: Request) => Promise<Response>` (`rpcRequestHandler`): the Hono
  * route calls it with `c.req.raw`, and the `Deno.serve`-level fast path (`fast_fetch.ts`) calls
@@ -93,17 +94,29 @@ function sendReply(reply: RpcReply | Promise<RpcReply>): Response | Promise<Resp
   return reply instanceof Promise ? reply.then(send) : send(reply);
 }
 
-/** The 415 answer, once the unread body is discarded. */
+/** What `curl -d` sends unless told otherwise: the 415 says how to tell it. */
+const FORM_TYPE = "application/x-www-form-urlencoded";
+
+/**
+ * The 415 answer, once the unread body is discarded. Only `application/json` is accepted, and a
+ * request without a Content-Type is refused too: a web page may send another origin a POST of a
+ * form type or text/plain (an HTML form) or of no type at all (`fetch` with a Blob or
+ * ArrayBuffer body) without a CORS preflight, so accepting any of them would let every page open
+ * in a browser on this host call `/rpc` (CSRF). A JSON Content-Type always needs a preflight.
+ */
 async function unsupportedType(req: Request, type: string | null): Promise<Response> {
   try {
     await req.body?.cancel();
   } catch {
     // the body is gone already (client closed): the answer is the same
   }
+  const hint = type?.split(";")[0].trim().toLowerCase() === FORM_TYPE
+    ? ` (what curl -d sends: add -H 'Content-Type: application/json')`
+    : "";
   return reject(
     415,
     RpcCode.INVALID_REQUEST,
-    `Content-Type must be application/json, got ${type ?? "none"}`,
+    `Content-Type must be application/json, got ${type ?? "none"}${hint}`,
   );
 }
 

@@ -1,7 +1,7 @@
 /**
- * Viewer routes (SPEC §5): `POST /auth` binds the single viewer session; `GET /stream/:msg_id`
- * checks the bearer token and streams decrypted plaintext with a sniffed Content-Type. The
- * stream handler takes a plain `Request` (no framework), so the app's fast path
+ * Viewer routes (docs/contract.md §5.2): `POST /auth` binds the single viewer session; `GET
+ * /stream/:msg_id` checks the bearer token and streams decrypted plaintext with a sniffed
+ * Content-Type. The stream handler takes a plain `Request` (no framework), so the app's fast path
  * (`fast_fetch.ts`) and its Hono route answer alike.
  */
 import type { Context } from "hono";
@@ -26,7 +26,9 @@ export const MAX_AUTH_BODY_BYTES = 16_384;
 
 const U32_MAX = 0xffff_ffff;
 
-/** The 403 body of `/auth`, worded as the product documents it (P-14). */
+/**
+ * The 403 body of `/auth`, worded as the product documents it (docs/product-compat.md#viewer-auth).
+ */
 export const AUTH_MISMATCH_BODY = { error: "Device fingerprint mismatch" } as const;
 
 /** The fingerprint from an `/auth` body: `device_fingerprint` (the product's name) or `fingerprint`. */

@@ -1,7 +1,7 @@
 /**
  * The license gate dispatch applies to method entries flagged `license: true`: it lets the call
  * through only while the license permits it (`active` or `grace_period`), and otherwise answers
- * -32001 naming the status, why, and the command that fixes it (SPEC §5, §7).
+ * -32001 naming the status, why, and the command that fixes it (docs/contract.md §5.3, §7).
  */
 import { LicenseStatus, RpcCode } from "../constants.ts";
 import { GatewayError, LicenseRequiredError } from "../errors.ts";
@@ -20,8 +20,8 @@ const FIX: Readonly<Record<string, string>> = {
 
 /**
  * Throws a -32001 error unless `license` permits gated calls. With no license installed the
- * error is `LicenseRequiredError` (SPEC §7 text: "no_license" and the activate command); with
- * another status the text names that status, its reason and its fix.
+ * error is `LicenseRequiredError` (docs/contract.md §7 text: "no_license" and the activate
+ * command); with another status the text names that status, its reason and its fix.
  */
 export function requireLicense(method: string, license: LicenseSource): void {
   if (license.isActive()) return;

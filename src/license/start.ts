@@ -1,6 +1,7 @@
 /**
- * The license at start (SPEC §1 step 3): open the license, activate from EDGE_LICENSE_URL when
- * no license file exists, and, when the license server cannot be reached, start anyway with
+ * The license at start (docs/contract.md §1.2 step 3): open the license, activate from
+ * EDGE_LICENSE_URL when no license file exists, and, when the license server cannot be reached,
+ * start anyway with
  * `no_license` and keep retrying with back-off in the background.
  */
 import { sleep as abortableSleep } from "../sleep.ts";

@@ -177,7 +177,7 @@ export function renderSecureJoinStep(
 /**
  * The joiner's first SecureJoin step, the one plaintext mail chatmail relays let through:
  * `multipart/mixed` with one text/plain part `Secure-Join: <step>`, the invite number and our
- * Autocrypt key in the headers, From without a display name (protocols.md §7.2).
+ * Autocrypt key in the headers, From without a display name (docs/protocol-notes.md §6.2).
  */
 export function renderSecureJoinRequest(p: {
   from: string;

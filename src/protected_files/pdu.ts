@@ -134,11 +134,20 @@ export class PduError extends Error {
   }
 }
 
-/** A PDU with its encoded form (as sent and echoed in `PrivittySendFileResult`). */
+/** A PDU with its encoded form (as sent in the `Edge-Prv-Pdu` header). */
 export interface SignedPdu<P extends Pdu = Pdu> {
   readonly pdu: P;
   /** `base64(json) "." base64(detached signature)`. */
   readonly encoded: string;
+}
+
+/**
+ * The whole PDU as one base64 string, as `PrivittySendFileResult`'s `file_pdu_b64` and
+ * `otk_pdu_b64` give it: base64 of the UTF-8 bytes of its encoded form (so decoding it yields
+ * the `Edge-Prv-Pdu` header value). `decodePdu` reads both forms.
+ */
+export function pduB64(encoded: string): string {
+  return toBase64(new TextEncoder().encode(encoded));
 }
 
 /** Encodes and signs `pdu` with the account key. */
@@ -160,9 +169,23 @@ export async function signPdu<P extends Pdu>(
 const HEX = /^[0-9a-f]+$/;
 const TYPES: readonly string[] = Object.values(PduType);
 
-/** Reads an encoded PDU without checking its signature (structure only). */
+/** The encoded form of `text`: itself, or unwrapped when it is the one-string form (`pduB64`). */
+function unwrapPdu(text: string): string {
+  if (text.includes(".")) return text;
+  if (text.length > Math.ceil(MAX_PDU_CHARS / 3) * 4) throw new PduError("PDU too large");
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(fromBase64(text));
+  } catch (cause) {
+    throw new PduError("not a PDU (expected base64 JSON . base64 signature)", { cause });
+  }
+}
+
+/**
+ * Reads an encoded PDU without checking its signature (structure only): the header form
+ * `base64(json) "." base64(sig)` or the one-string form `pduB64` gives.
+ */
 export function decodePdu(encoded: string): { pdu: Pdu; json: Uint8Array; sig: Uint8Array } {
-  const text = encoded.replace(/\s+/g, "");
+  const text = unwrapPdu(encoded.replace(/\s+/g, ""));
   if (text.length > MAX_PDU_CHARS) throw new PduError("PDU too large");
   const [a, b, extra] = text.split(".");
   if (a === undefined || b === undefined || extra !== undefined) {

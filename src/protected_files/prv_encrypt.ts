@@ -59,7 +59,9 @@ export interface PrvEncryptOptions {
   readonly batchChunks?: number;
 }
 
-/** The `.prv` path for a plaintext path: the same path with `.prv` appended (SPEC). */
+/**
+ * The `.prv` path for a plaintext path: the same path with `.prv` appended (docs/contract.md §2).
+ */
 export function prvPathFor(plaintextPath: string): string {
   return `${plaintextPath}.prv`;
 }

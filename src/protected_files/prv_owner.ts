@@ -15,6 +15,7 @@ import {
   type AccessRules,
   foldPdu,
   PDU_VERSION,
+  pduB64,
   PduType,
   type RequestPdu,
   shareB64,
@@ -27,7 +28,7 @@ import { encryptToPrv, prvPathFor } from "./prv_encrypt.ts";
 
 const log = logger("prv");
 
-/** `PrivittySendFileResult` (SPEC §2), exactly. */
+/** `PrivittySendFileResult` (docs/contract.md §2), exactly. */
 export interface SendFileResult {
   readonly encrypted_path: string;
   readonly plaintext_hash: string;
@@ -134,8 +135,8 @@ export class PrvOwner {
       encrypted_path: enc.path,
       plaintext_hash: enc.plaintextSha256,
       prv_file_hash: enc.prvSha256,
-      file_pdu_b64: filePdu.encoded,
-      otk_pdu_b64: peer.otkPdu,
+      file_pdu_b64: pduB64(filePdu.encoded),
+      otk_pdu_b64: pduB64(peer.otkPdu),
       file_id: fileId,
     };
   }

@@ -1,6 +1,6 @@
 /**
  * Step 2 of provisioning: the accounts directory and its index (the one account, id 1), with
- * the start-up errors SPEC §1 names for a foreign or unwritable directory.
+ * the start-up errors docs/contract.md §1.4 names for a foreign or unwritable directory.
  */
 import { ACCOUNT_ID, DataDirLayout } from "../constants.ts";
 import { StartupError } from "../errors.ts";

@@ -51,7 +51,7 @@ export function relaySource(relay: RelayTarget): Source {
   };
 }
 
-/** The autoconfig URLs for `addr`, in Delta Chat's order (protocols.md §9). */
+/** The autoconfig URLs for `addr`, in Delta Chat's order (docs/protocol-notes.md §10). */
 export function domainSources(addr: string): Source[] {
   const domain = addr.slice(addr.lastIndexOf("@") + 1);
   const q = encodeURIComponent(addr).replace(/%2E/gi, ".");

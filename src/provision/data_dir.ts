@@ -16,9 +16,10 @@ function currentUid(): number | undefined {
 
 /**
  * For a directory owned by another user than the daemon's (a Docker volume or bind mount owned
- * by root, while the image runs as UID 1000): the SPEC's "Accounts directory … is not writable"
- * saying exactly what to run. Undefined when the owner is not the problem (or we run as root).
- * Deno cannot drop root privileges, so the daemon cannot chown the directory itself and go on.
+ * by root, while the image runs as UID 1000): the contract's "Accounts directory … is not writable"
+ * (docs/contract.md §1.4) saying exactly what to run. Undefined when the owner is not the problem
+ * (or we run as root). Deno cannot drop root privileges, so the daemon cannot chown the directory
+ * itself and go on.
  */
 export function foreignOwnerError(
   dir: string,

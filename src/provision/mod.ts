@@ -1,6 +1,6 @@
 /**
- * First-start provisioning in SPEC §1 order, each step idempotent and logged with its duration.
- * A restart with everything stored does no network work and finishes in milliseconds.
+ * First-start provisioning in docs/contract.md §1.2 order, each step idempotent and logged with its
+ * duration. A restart with everything stored does no network work and finishes in milliseconds.
  */
 import type { GatewayConfig } from "../config.ts";
 import { generateAccountKey, keyCreationTime } from "../crypto/keygen.ts";
@@ -74,7 +74,8 @@ const STEPS = 7;
 
 /**
  * Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). Steps keep
- * SPEC §1's numbers 1–7; "2b" is the product's step between them (store the device fingerprint).
+ * docs/contract.md §1.2's numbers 1–7; "2b" is the product's step between them (store the device
+ * fingerprint).
  */
 async function step<T>(
   timings: Record<string, number>,
@@ -97,10 +98,10 @@ async function step<T>(
 }
 
 /**
- * Runs SPEC §1 steps 1–6 (data dir + lock, accounts dir + store, then 2b: store the device
- * fingerprint, then license, relay registration, autodiscovery, keys); the caller starts the HTTP
- * server (step 7). On failure the store is
- * closed, the lock released, `ConfigureProgress` 0 published, and a StartupError thrown.
+ * Runs docs/contract.md §1.2 steps 1–6 (data dir + lock, accounts dir + store, then 2b: store the
+ * device fingerprint, then license, relay registration, autodiscovery, keys); the caller starts the
+ * HTTP server (step 7). On failure the store is closed, the lock released, `ConfigureProgress` 0
+ * published, and a StartupError thrown.
  */
 export async function provision(
   config: GatewayConfig,
@@ -132,7 +133,8 @@ export async function provision(
     });
     const db = opened.store!;
     configuring = db.config.get(ConfigKey.SERVER_PARAMS) === undefined;
-    // The product stores the device fingerprint before activating the license (P-51 step 3).
+    // The product stores the device fingerprint before activating the license
+    // (docs/product-compat.md#start-order).
     const device = await step(
       timings,
       "2b",

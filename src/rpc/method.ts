@@ -18,16 +18,16 @@ export {
 /** Name of the OpenRPC service-discovery method every table answers. */
 export const DISCOVER_METHOD = "rpc.discover";
 
-/** Prefix of the SPEC's file-protection methods (`secure_send_file`, …). */
+/** Prefix of the contract's file-protection methods (`secure_send_file`, …). */
 const SPEC_PREFIX = "secure_";
 /** Prefix the product publishes the same methods under (`privitty_send_file`, …). */
 const PRODUCT_PREFIX = "privitty_";
-/** `secure_*` methods the product publishes under the SPEC's own name (no alias). */
+/** `secure_*` methods the product publishes under the contract's own name (no alias). */
 const SAME_NAME_IN_PRODUCT: ReadonlySet<string> = new Set(["secure_join"]);
 
 /**
  * The product's published name of a method (`secure_send_file` → `privitty_send_file`), or
- * undefined when the product uses the SPEC's name. Every `secure_*` method gets one, so methods
+ * undefined when the product uses the contract's name. Every `secure_*` method gets one, so methods
  * added later are born with their alias.
  */
 export function productAlias(name: string): string | undefined {

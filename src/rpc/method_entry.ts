@@ -32,7 +32,10 @@ export interface ParamSpec {
   readonly description: string;
 }
 
-/** The `account_id` parameter every account-scoped method takes first (always 1, SPEC §1). */
+/**
+ * The `account_id` parameter every account-scoped method takes first (always 1, docs/contract.md
+ * §1.1).
+ */
 export const ACCOUNT_PARAM: ParamSpec = {
   name: "account_id",
   type: "u32",
@@ -53,7 +56,7 @@ export interface MethodEntry {
   readonly result: ResultSpec;
   /** Requires an active license; dispatch answers -32001 before the handler runs otherwise. */
   readonly license?: true;
-  /** Returns no value: a single request is answered with HTTP 204 (SPEC §4). */
+  /** Returns no value: a single request is answered with HTTP 204 (docs/contract.md §4.2). */
   readonly void?: true;
   /**
    * Set on the entries the table derives for the product's published names: the name of the

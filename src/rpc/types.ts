@@ -1,6 +1,7 @@
 /**
- * Wire shapes of contacts, chats and messages (SPEC §2 fields plus the deltachat-jsonrpc fields
- * clients use) and the converters from domain values. The only place these JSON shapes exist.
+ * Wire shapes of contacts, chats and messages (docs/contract.md §2 fields plus the
+ * deltachat-jsonrpc fields clients use) and the converters from domain values. The only place these
+ * JSON shapes exist.
  */
 import { ChatType, ContactId } from "../constants.ts";
 import { Viewtype } from "../protocol.ts";
@@ -157,7 +158,7 @@ export interface MessageLoadError {
   readonly error: string;
 }
 
-/** A chat-list entry; `chatType` is the SPEC's integer (100/120/130). */
+/** A chat-list entry; `chatType` is the contract's integer (docs/contract.md §2). */
 export interface ChatListItem {
   readonly kind: "ChatListItem";
   readonly id: number;

@@ -1,7 +1,8 @@
 /**
- * SecureJoin invite links (protocols.md §7.1): formats `OPENPGP4FPR:<FPR>#a=..&n=..&i=..&s=..`
- * (legacy flow, no `v=3`, so every Delta Chat 2.x joins with the plaintext vc-request) and parses
- * that form, its `?`-separated variant, and any `https://host/#<FPR>&...` link. Pure.
+ * SecureJoin invite links (docs/protocol-notes.md §6.1): formats
+ * `OPENPGP4FPR:<FPR>#a=..&n=..&i=..&s=..` (legacy flow, no `v=3`, so every Delta Chat 2.x joins
+ * with the plaintext vc-request) and parses that form, its `?`-separated variant, and any
+ * `https://host/#<FPR>&...` link. Pure.
  */
 
 /** A link that cannot be used; the message says what is wrong. */

@@ -1,8 +1,9 @@
 /**
- * The inviter role of SecureJoin (legacy flow, protocols.md §7.2): makes invite links, answers a
- * plaintext vc-request with vc-auth-required, and verifies vc-request-with-auth (signed by the
- * fingerprint it names, known unused auth token) before marking the joiner verified, creating
- * the 1:1 chat and sending vc-contact-confirm. A joiner that skips to vc-request-with-auth works.
+ * The inviter role of SecureJoin (legacy flow, docs/protocol-notes.md §6.2): makes invite links,
+ * answers a plaintext vc-request with vc-auth-required, and verifies vc-request-with-auth (signed
+ * by the fingerprint it names, known unused auth token) before marking the joiner verified,
+ * creating the 1:1 chat and sending vc-contact-confirm. A joiner that skips to vc-request-with-auth
+ * works.
  */
 import { Chats } from "../core/chats.ts";
 import { Contacts } from "../core/contacts.ts";

@@ -1,5 +1,5 @@
 /**
- * The joiner role of SecureJoin (legacy flow, protocols.md §7.2, deltachat-groups.md §5.2):
+ * The joiner role of SecureJoin (legacy flow, docs/protocol-notes.md §6.2, §8):
  * `join(link)` creates the inviter's contact and the 1:1 chat (or, for a group invite, the group
  * chat without us as a member) at once and sends the plaintext vc-/vg-request (or, when the
  * inviter's key is already known, vc-/vg-request-with-auth directly); vc-/vg-auth-required

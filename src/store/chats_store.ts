@@ -8,7 +8,7 @@ import type { Db } from "./db.ts";
 /** One chat as stored. */
 export interface ChatRecord {
   readonly id: number;
-  /** 100 single, 120 group, 130 broadcast (SPEC numbering, `ChatType`). */
+  /** 100 single, 120 group, 130 broadcast (docs/contract.md §2 numbering, `ChatType`). */
   readonly type: number;
   /** Stored name; '' for 1:1 chats, whose name is the peer's display name. */
   readonly name: string;

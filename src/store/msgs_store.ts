@@ -16,7 +16,7 @@ export interface MessageRecord {
   readonly text: string;
   /** Sort timestamp. */
   readonly timestamp: number;
-  /** `MessageState` (SPEC numbering). */
+  /** `MessageState` (docs/contract.md §3.1 numbering). */
   readonly state: number;
   readonly subject: string;
   /** The sender's Date header; 0 when unknown. */

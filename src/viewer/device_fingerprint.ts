@@ -1,5 +1,5 @@
 /**
- * The device fingerprint the viewer presents to `/auth` (SPEC §5):
+ * The device fingerprint the viewer presents to `/auth` (docs/contract.md §5.2):
  * `lowercase_hex(SHA-256(UTF-8(mac + machine_id)))`, plain concatenation with no separator.
  */
 import { DataDirLayout } from "../constants.ts";
@@ -142,8 +142,9 @@ export interface StoredDeviceFingerprint extends DeviceFingerprint {
 /**
  * Computes this device's fingerprint and stores it as `<dataDir>/device-fingerprint` (one hex
  * line, mode 0600), where license activation reads it: the product's first-boot order stores
- * the fingerprint before activating the license (contract P-51). A changed device (another MAC
- * or machine id) rewrites the file, with a warning: viewers must present the new value.
+ * the fingerprint before activating the license (docs/product-compat.md#start-order). A changed
+ * device (another MAC or machine id) rewrites the file, with a warning: viewers must present the
+ * new value.
  */
 export async function storeDeviceFingerprint(
   dataDir: string,

@@ -1,5 +1,6 @@
 /**
- * The single viewer session (SPEC §5): `/auth` trades the device fingerprint for a bearer token,
+ * The single viewer session (docs/contract.md §5.2): `/auth` trades the device fingerprint for a
+ * bearer token,
  * `/stream` checks it. Secrets are compared in constant time and only token digests are kept.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -9,7 +10,10 @@ import { logger } from "../log.ts";
 
 const log = logger("viewer");
 
-/** Default token lifetime: one hour, the product's documented `expires_in` 3600 (P-14). */
+/**
+ * Default token lifetime: one hour, the product's documented `expires_in` 3600
+ * (docs/product-compat.md#viewer-auth).
+ */
 export const DEFAULT_VIEWER_TOKEN_LIFETIME_MS = 60 * 60_000;
 
 /** The presented fingerprint did not match this device. */

@@ -17,8 +17,9 @@ export interface SpawnDaemonOptions {
   readonly env?: Record<string, string>;
   readonly args?: readonly string[];
   /**
-   * Start it the way the product documents (P-45, P-46): `--listen 127.0.0.1:PORT --accounts DIR`
-   * instead of `--host/--port/--data-dir`, and PRIVITTY_* instead of EDGE_* variables.
+   * Start it the way the product documents (docs/product-compat.md#daemon-flags, #environment):
+   * `--listen 127.0.0.1:PORT --accounts DIR` instead of `--host/--port/--data-dir`, and PRIVITTY_*
+   * instead of EDGE_* variables.
    */
   readonly productForm?: boolean;
   /** Start through `deno task start` (the deno task runner in front) instead of start.sh. */

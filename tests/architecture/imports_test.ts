@@ -1,7 +1,7 @@
 /**
- * Dependencies point one way (DESIGN §3): parses the imports of every `src/**\/*.ts` and fails on
- * an import cycle, on a module importing a higher layer, and on the CLI importing more than its
- * HTTP client and wire types.
+ * Dependencies point one way (ARCHITECTURE.md §1): parses the imports of every `src/**\/*.ts` and
+ * fails on an import cycle, on a module importing a higher layer, and on the CLI importing more
+ * than its HTTP client and wire types.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";

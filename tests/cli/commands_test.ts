@@ -137,7 +137,7 @@ Deno.test("config get prints the value; an unset key prints nothing", async () =
   });
 });
 
-Deno.test("connectivity prints the level with its SPEC label", async () => {
+Deno.test("connectivity prints the level with its contract label", async () => {
   await withDaemon(async (d) => {
     assert.equal(await ok(["connectivity"], d), "3000 (connected (working))\n");
     assert.equal(await ok(["connectivity", "--json"], d), "3000\n");

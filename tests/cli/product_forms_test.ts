@@ -1,6 +1,7 @@
 /**
- * The product's CLI forms (contract P-40, P-41): `join --link LINK`, the global `--accounts DIR`
- * (license commands read that data directory when no daemon answers) and PRIVITTY_URL.
+ * The product's CLI forms (docs/product-compat.md#cli-forms): `join --link LINK`, the global
+ * `--accounts DIR` (license commands read that data directory when no daemon answers) and
+ * PRIVITTY_URL.
  */
 import assert from "node:assert/strict";
 import { type CliIo, runCli as runCliInProcess } from "../../src/cli/mod.ts";

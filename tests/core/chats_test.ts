@@ -29,7 +29,7 @@ Deno.test("getOrCreate1to1() refuses unknown contacts, special ids and self clea
   b.store.close();
 });
 
-Deno.test("contactIds() gives [1, peer] for a 1:1 chat (SPEC), memberIds() Delta Chat's [peer]", () => {
+Deno.test("contactIds() gives [1, peer] for a 1:1 chat (the contract), memberIds() Delta Chat's [peer]", () => {
   const b = bench();
   const chats = new Chats(b.ctx);
   const bob = addPeer(b, "bob@relay.test", "b");

@@ -37,7 +37,7 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
   }
 });
 
-Deno.test("GET /health starts with the product's status, service, version (P-13)", async () => {
+Deno.test("GET /health starts with the product's status, service, version (product-compat.md#health-body)", async () => {
   const t = testApp();
   try {
     const body = await (await t.app.request("/health")).json();
@@ -113,7 +113,7 @@ Deno.test("serviceHealth() names a TLS failure caused by the clock until a conne
   }
 });
 
-Deno.test("mailState() maps every SPEC §3 connectivity band", () => {
+Deno.test("mailState() maps every contract §3.2 connectivity band", () => {
   assert.deepEqual(
     [0, 1, 1000, 1999, 2000, 2999, 3000, 3999, 4000, 5000].map(mailState),
     [

@@ -84,6 +84,25 @@ Deno.test("POST /rpc answers batches with arrays", async () => {
   }
 });
 
+Deno.test("POST /rpc refuses curl -d's form type with 415 saying which header to add", async () => {
+  const t = testApp();
+  try {
+    const res = await t.app.request("/rpc", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: '{"jsonrpc":"2.0","method":"get_connectivity","params":[1],"id":1}',
+    });
+    assert.equal(res.status, 415);
+    assert.deepEqual((await res.json()).error, {
+      code: -32600,
+      message: "Content-Type must be application/json, got application/x-www-form-urlencoded " +
+        "(what curl -d sends: add -H 'Content-Type: application/json')",
+    });
+  } finally {
+    t.close();
+  }
+});
+
 Deno.test("POST /rpc accepts application/json with parameters, rejects others with 415", async () => {
   const t = testApp();
   const body = { jsonrpc: "2.0", method: "get_connectivity", params: [1], id: 1 };

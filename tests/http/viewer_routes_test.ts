@@ -57,7 +57,7 @@ Deno.test("POST /auth issues a bearer token for the device fingerprint", async (
   });
 });
 
-Deno.test("POST /auth takes the product's request and answers expires_in 3600 by default (P-14)", async () => {
+Deno.test("POST /auth takes the product's request and answers expires_in 3600 by default (product-compat.md#viewer-auth)", async () => {
   await withApp({}, async (t) => {
     const res = await auth(t.app, { device_fingerprint: TEST_FINGERPRINT });
     assert.equal(res.status, 200);

@@ -137,7 +137,8 @@ twoGatewaysTest({
       const msgId = await curlRpc(url1, "send_msg", [1, chatId, { text: "Hello from gw-01" }]);
       assert.equal(typeof msgId, "number");
 
-      // gw2's watcher sees IncomingMsg; gw1's sees MsgDelivered for the sent id (P-37).
+      // gw2's watcher sees IncomingMsg; gw1's sees MsgDelivered for the sent id
+      // (docs/product-compat.md#receipt-events).
       const incoming = await watch2.waitFor((e) => e.type === "IncomingMsg");
       assert.deepEqual(Object.keys(incoming).slice(0, 2), ["type", "account_id"]);
       assert.equal(incoming.account_id, 1);

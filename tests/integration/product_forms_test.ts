@@ -1,7 +1,8 @@
 /**
- * End to end: the real daemon started the way the product documents it (contract P-45, P-46,
- * P-51), as `privitty-edged --accounts DIR --listen HOST:PORT` with PRIVITTY_* variables, against
- * the project's relay, answering the product's /health, /auth and privitty_* methods.
+ * End to end: the real daemon started the way the product documents it
+ * (docs/product-compat.md#daemon-flags, #environment, #start-order), as
+ * `privitty-edged --accounts DIR --listen HOST:PORT` with PRIVITTY_* variables, against the
+ * project's relay, answering the product's /health, /auth and privitty_* methods.
  */
 import assert from "node:assert/strict";
 import { spawnDaemon } from "../_helpers/daemon.ts";
@@ -76,7 +77,8 @@ Deno.test("privitty-edged --accounts --listen with PRIVITTY_* serves the product
       assert.ok(names.includes(name), name);
     }
 
-    // The device fingerprint stored at step 2b is what /auth accepts (P-14, P-51).
+    // The device fingerprint stored at step 2b is what /auth accepts
+    // (docs/product-compat.md#viewer-auth, #start-order).
     const stored = Deno.readTextFileSync(`${dataDir}/device-fingerprint`).trim();
     const wrong = await post(`${d.url}/auth`, { device_fingerprint: "ab".repeat(32) });
     assert.deepEqual(wrong, { status: 403, body: { error: "Device fingerprint mismatch" } });

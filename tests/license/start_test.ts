@@ -1,6 +1,6 @@
 /**
- * Tests of the license at start (SPEC §1 step 3): activation from EDGE_LICENSE_URL, skipping
- * when a file exists, starting with no_license when the server is down, and the background
+ * Tests of the license at start (docs/contract.md §1.2 step 3): activation from EDGE_LICENSE_URL,
+ * skipping when a file exists, starting with no_license when the server is down, and the background
  * retry with back-off (a fake sleep records the waits; no wall-clock waiting).
  */
 import assert from "node:assert/strict";

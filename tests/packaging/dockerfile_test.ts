@@ -28,7 +28,7 @@ Deno.test("Dockerfile builds with compile.sh and copies the libraries ldd lists"
   assert.match(text, /chown 1000:1000 \/rootfs\/var\/lib\/privitty/);
 });
 
-Deno.test("Dockerfile ships the product's names on PATH as links to the one binary (P-52)", () => {
+Deno.test("Dockerfile ships the product's names on PATH as links to the one binary (product-compat.md#container)", () => {
   assert.match(text, /for name in edge-gateway privitty-edged privitty-edge; do/);
   assert.match(text, /ln -s \/edge-gateway "\/rootfs\/usr\/local\/bin\/\$name"/);
   assert.ok(finalStage.some((l) => /^ENV PATH=\/usr\/local\/bin /.test(l)), "PATH finds them");
@@ -38,7 +38,7 @@ Deno.test("Dockerfile ships the product's names on PATH as links to the one bina
   );
 });
 
-Deno.test("Dockerfile's entry point serves the docker run line and the compose command (P-50, P-53)", () => {
+Deno.test("Dockerfile's entry point serves the docker run line and the compose command (product-compat.md#container)", () => {
   const json = (directive: string) =>
     JSON.parse(finalStage.find((l) => l.startsWith(`${directive} `))!.slice(directive.length + 1));
   const entrypoint: string[] = json("ENTRYPOINT");

@@ -3,8 +3,9 @@
  * binary (standing in for the compiled one; /usr/local/bin/privitty-edge(d) link to it, as the
  * image links them to /edge-gateway), the program as one bundle, the glibc libraries `ldd`
  * lists, /tmp 1777 and a data dir owned by 1000. Run under chroot as UID 1000 with the daemon's
- * permission set, it starts as the product documents it (contract P-50…P-53): the `docker run`
- * line (PRIVITTY_* variables, the data volume), `docker exec … privitty-edge`, the compose
+ * permission set, it starts as the product documents it (docs/product-compat.md#container): the
+ * `docker run` line (PRIVITTY_* variables, the data volume), `docker exec … privitty-edge`, the
+ * compose
  * `command:` array; a root-owned volume stops the start saying exactly what to chown.
  */
 import assert from "node:assert/strict";
@@ -144,7 +145,10 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<unkn
   return (await res.json()).result;
 }
 
-/** The product's docker run line (P-50): no command, so the image's ENTRYPOINT + CMD. */
+/**
+ * The product's docker run line (docs/product-compat.md#container): no command, so the image's
+ * ENTRYPOINT + CMD.
+ */
 const DOCKER_RUN_ENV = {
   PRIVITTY_PROFILE: "gateway01",
   PRIVITTY_LICENSE_URL: "https://plm.privittytech.com/v1/license/TOKEN123",
@@ -177,7 +181,8 @@ Deno.test({
           assert.deepEqual([health.status, health.service], ["ok", "privitty-edged"]);
           assert.equal(await rpc(url, "get_config", [1, "displayname"]), "gateway01");
 
-          // docker exec privitty-edged privitty-edge health (P-52): the CLI by its product name.
+          // docker exec privitty-edged privitty-edge health (docs/product-compat.md#container): the
+          // CLI by its product name.
           const exec = await start("/usr/local/bin/privitty-edge", ["health"], {});
           assert.equal(await exec.exited, 0, exec.log());
           assert.match(exec.log(), /^service:\s+privitty-edged$/m);

@@ -39,7 +39,7 @@ function bobState(p: PrvPair, msgId: number): string {
   return p.bob.protectedFiles.status(msgId).state;
 }
 
-Deno.test("secure_send_file writes <path>.prv and the result SPEC §2 names, exactly", async () => {
+Deno.test("secure_send_file writes <path>.prv and the result contract §2 names, exactly", async () => {
   await using p = await prvPair();
   const path = await plainFile(p, "report.csv", new TextEncoder().encode("a,b\n1,2\n"));
   const r = await protect(p, path, RULES);
@@ -58,13 +58,17 @@ Deno.test("secure_send_file writes <path>.prv and the result SPEC §2 names, exa
   assert.equal(r.plaintext_hash, sha(new TextEncoder().encode("a,b\n1,2\n")));
   assert.ok(Number.isInteger(r.file_id) && r.file_id > 0);
   assert.equal(p.alice.protectedFiles.fileIdByPath(r.encrypted_path), r.file_id);
-  const [json] = r.file_pdu_b64.split(".");
-  const filePdu = JSON.parse(atob(json));
+  // Each is one base64 string of the whole PDU (its header form, `base64(json).base64(sig)`).
+  const unwrap = (b64: string) => {
+    assert.match(b64, /^[A-Za-z0-9+/]+={0,2}$/);
+    return JSON.parse(atob(atob(b64).split(".")[0]));
+  };
+  const filePdu = unwrap(r.file_pdu_b64);
   assert.equal(filePdu.type, "file_pdu");
   assert.equal(filePdu.name, "report.csv");
   assert.deepEqual(filePdu.rules, RULES);
   assert.equal(filePdu.owner, p.alice.self.fingerprint);
-  assert.equal(JSON.parse(atob(r.otk_pdu_b64.split(".")[0])).recipient, p.bob.self.fingerprint);
+  assert.equal(unwrap(r.otk_pdu_b64).recipient, p.bob.self.fingerprint);
 });
 
 Deno.test("a file outside the files directory is refused and nothing is written", async () => {
@@ -111,7 +115,12 @@ Deno.test("A → B: B opens the .prv with the first grant, type from magic bytes
 
 Deno.test("revoke: B's next open is 403 revoked, a running stream ends, S1 is gone", async () => {
   await using p = await prvPair();
-  const { result, bobMsg } = await protectAndSend(p, PNG, RULES);
+  const { result, bobMsg, aliceMsg } = await protectAndSend(p, PNG, RULES);
+  assert.deepEqual(p.alice.sink.take().filter((e) => e.kind.startsWith("Privitty")), [{
+    kind: "PrivittyFileEncrypted",
+    chatId: p.aliceChat,
+    msgId: aliceMsg,
+  }], "the send announced the protected file");
   const v = bobViewer(p);
   const running = (await v.open(bobMsg))!;
   const reader = running.plaintext.getReader();

@@ -8,6 +8,7 @@ import {
   decodePdu,
   foldPdu,
   type GrantPdu,
+  pduB64,
   PduError,
   PduType,
   shareB64,
@@ -65,6 +66,22 @@ Deno.test("verifyPdu() refuses another signer, altered JSON and a swapped signat
   const forged = await signPdu({ ...GRANT, not_after: 1 }, malloryKey);
   const [json] = forged.encoded.split(".");
   await assert.rejects(() => verifyPdu(`${json}.${sig}`, alice.publicKey), PduError);
+});
+
+Deno.test("pduB64() is one base64 string of the whole PDU, read as the header form is", async () => {
+  const signed = await signPdu(GRANT, aliceKey);
+  const one = pduB64(signed.encoded);
+  assert.match(one, /^[A-Za-z0-9+/]+={0,2}$/, "one base64 string, no separator");
+  assert.equal(
+    new TextDecoder().decode(Uint8Array.from(atob(one), (c) => c.charCodeAt(0))),
+    signed.encoded,
+  );
+  assert.deepEqual(await verifyPdu(one, alice.publicKey), GRANT, "the one-string form");
+  assert.deepEqual(await verifyPdu(signed.encoded, alice.publicKey), GRANT, "the old form");
+  assert.deepEqual(decodePdu(one).json, decodePdu(signed.encoded).json);
+  await assert.rejects(() => verifyPdu(one, mallory.publicKey), PduError, "still verified");
+  assert.throws(() => decodePdu(pduB64("no-dot-inside")), PduError);
+  assert.throws(() => decodePdu(toBase64(new Uint8Array([0xff, 0xfe, 0x2e]))), PduError);
 });
 
 Deno.test("decodePdu() rejects other versions, unknown types and malformed input", () => {

@@ -1,4 +1,4 @@
-/** Tests of the data-dir and accounts-dir steps and their SPEC §1 start-up errors. */
+/** Tests of the data-dir and accounts-dir steps and their docs/contract.md §1.4 start-up errors. */
 import assert from "node:assert/strict";
 import { StartupError } from "../../src/errors.ts";
 import { prepareAccountsDir } from "../../src/provision/accounts_dir.ts";
@@ -113,7 +113,8 @@ function withReadOnly(dir: string, fn: () => void): void {
 const NO_MOUNT_NS = Deno.uid() !== 0 || Deno.env.get("EDGE_TEST_IN_NS") !== "1";
 
 Deno.test({
-  name: "prepareAccountsDir() reports an unwritable accounts directory with the SPEC messages",
+  name:
+    "prepareAccountsDir() reports an unwritable accounts directory with the contract's messages",
   ignore: NO_MOUNT_NS,
   async fn() {
     await using tmp = await makeTempDir("ro");

@@ -233,7 +233,7 @@ Deno.test("provision() files are private: dirs 0700, files 0600", async () => {
   walk(dir);
 });
 
-Deno.test("provision() stores the device fingerprint before the license step (P-51), as step 2b", async () => {
+Deno.test("provision() stores the device fingerprint before the license step (product-compat.md#start-order), as step 2b", async () => {
   await using tmp = await makeTempDir("prov");
   const dir = `${tmp.path}/d`;
   const sources = {

@@ -187,7 +187,7 @@ Deno.test("dispatch() answers 204 for a batch of only notifications", async () =
   assert.deepEqual(await rpc(body), { status: 204 });
 });
 
-Deno.test("dispatch() gates license methods with -32001 and the SPEC message", async () => {
+Deno.test("dispatch() gates license methods with -32001 and the contract's message", async () => {
   const body = '{"jsonrpc":"2.0","method":"secure_thing","params":[1],"id":9}';
   assert.deepEqual(await rpc(body), {
     status: 200,

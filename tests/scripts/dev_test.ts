@@ -117,7 +117,14 @@ Deno.test({
       for (const [i, url] of urls.entries()) {
         assert.match(out, new RegExp(`dev: gateway ${i + 1} ${url} \\S+@\\S+`));
       }
+      const chats = [...out.matchAll(/^dev: gateway (\d) chat (\d+) is with gateway (\d) /gm)];
+      assert.deepEqual(chats.map((m) => [m[1], m[3]]), [["1", "2"], ["2", "1"]], out);
       addrs = await Promise.all(urls.map((u) => rpc<string>(u, "get_config", 1, "addr")));
+      for (const [m, i, j] of chats.map((m) => [m, Number(m[1]) - 1, Number(m[3]) - 1] as const)) {
+        const contact = await rpc<number>(urls[i], "lookup_contact_id_by_addr", 1, addrs[j]);
+        const chat = await rpc<number>(urls[i], "create_chat_by_contact_id", 1, contact);
+        assert.equal(Number(m[2]), chat, `gateway ${i + 1}'s chat with gateway ${j + 1}`);
+      }
       for (const url of urls) {
         const license = await rpc<{ status: string; license_type: string }>(
           url,
@@ -153,6 +160,116 @@ Deno.test({
       assert.ok(level >= 3000, `gateway 1 is connected again (level ${level})`);
     } finally {
       await second.stop();
+    }
+  },
+});
+
+Deno.test("dev --help prints dev's own options and starts nothing", async () => {
+  await using tmp = await makeTempDir("dev-help");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "--config", `${ROOT}deno.json`, "dev", "--help"],
+    env: { DENO: Deno.execPath(), EDGE_DEV_DIR: `${tmp.path}/state`, NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.match(text, /^usage: deno task dev \[--local-relay\] \[--gateways N\]/);
+  assert.match(text, /--local-relay/);
+  assert.doesNotMatch(text, /edge-gateway \[serve\]/, "not the daemon's help");
+  await assert.rejects(Deno.stat(`${tmp.path}/state`), Deno.errors.NotFound, "nothing started");
+});
+
+/** Live (not zombie) processes whose process group is one of `groups`: pid → command line. */
+function membersOf(groups: readonly number[]): Map<number, string> {
+  const found = new Map<number, string>();
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (state !== "Z" && groups.includes(Number(pgrp))) {
+        const cmd = Deno.readTextFileSync(`/proc/${entry.name}/cmdline`).replaceAll("\0", " ");
+        found.set(Number(entry.name), cmd.trim());
+      }
+    } catch { /* ended meanwhile */ }
+  }
+  return found;
+}
+
+/** The process groups of the relay's four daemons, from their pid files under `relayDir`. */
+function relayGroups(relayDir: string): number[] {
+  return [
+    "spool/postfix/pid/master.pid",
+    "run/dovecot/master.pid",
+    "run/http.pid",
+    "run/filter.pid",
+  ].map((f) => Number(Deno.readTextFileSync(`${relayDir}/${f}`).trim()));
+}
+
+Deno.test({
+  name: "deno task dev --local-relay: SIGINT to its process group stops relay, gateway, license",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using tmp = await makeTempDir("dev-int");
+    await Deno.chmod(tmp.path, 0o755); // the relay's postfix and dovecot users enter it
+    const port = twoConsecutivePorts();
+    // A terminal's job: `deno task dev` leads a process group of its own (setsid execs it).
+    const child = new Deno.Command("setsid", {
+      args: [
+        Deno.execPath(),
+        "task",
+        "--config",
+        `${ROOT}deno.json`,
+        "dev",
+        "--local-relay",
+        "--port",
+        String(port),
+      ],
+      env: { DENO: Deno.execPath(), EDGE_DEV_DIR: tmp.path, NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const pgid = child.pid;
+    let out = "";
+    const errText = new Response(child.stderr).text();
+    let groups: number[] = [pgid];
+    try {
+      for await (const c of child.stdout.pipeThrough(new TextDecoderStream())) {
+        out += c;
+        if (out.includes("dev: ready")) break;
+      }
+      assert.match(
+        out,
+        new RegExp(`dev: gateway 1 http://127.0.0.1:${port} \\S+@\\S+\\ndev: ready`),
+      );
+      groups = [pgid, ...relayGroups(`${tmp.path}/relay`)];
+      const before = membersOf(groups);
+      for (const g of groups) assert.ok(before.has(g), `group ${g} runs before Ctrl-C`);
+      assert.ok([...before.values()].some((c) => c.includes("license_server")), "license server");
+      assert.ok([...before.values()].some((c) => c.includes("main.ts serve")), "the gateway");
+
+      Deno.kill(-pgid, "SIGINT"); // what Ctrl-C does: the signal to the whole foreground group
+      const status = await child.status;
+      assert.equal(status.code, 130, `${out}\n${await errText}`);
+      const left = await poll(
+        () => Promise.resolve(membersOf(groups)),
+        (m) => m.size === 0,
+        20_000,
+        100,
+      );
+      assert.deepEqual([...left.values()], [], "nothing of the run is left");
+    } finally {
+      for (const pid of membersOf(groups).keys()) {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+      await child.stdout.cancel().catch(() => {});
+      await errText.catch(() => "");
+      await child.status;
     }
   },
 });

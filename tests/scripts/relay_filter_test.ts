@@ -1,6 +1,6 @@
 /**
  * Unit tests of the relay's acceptance rules (scripts/relay/filter_check.mjs), the chatmail
- * filtermail rules of protocols.md §2.3, without any relay running.
+ * filtermail rules of docs/protocol-notes.md §1.3, without any relay running.
  */
 import assert from "node:assert/strict";
 import {

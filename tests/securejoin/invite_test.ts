@@ -65,7 +65,7 @@ Deno.test("parseInvite() accepts Delta Chat's https form with v=3 and relays, an
   ]);
 });
 
-Deno.test("parseInvite() accepts any https link whose fragment carries the invite (P-21)", () => {
+Deno.test("parseInvite() accepts any https link whose fragment carries the invite (product-compat.md#invite-links)", () => {
   const fragment = `${FPR}&a=gw%40relay.test&n=GW&i=${I}&s=${S}`;
   for (
     const link of [

@@ -1,4 +1,4 @@
-/** `connectivity`: get_connectivity with the human label of its level (SPEC §3). */
+/** `connectivity`: get_connectivity with the human label of its level (docs/contract.md §3.2). */
 import { ACCOUNT_ID } from "../../constants.ts";
 import type { Command, CommandContext } from "../command.ts";
 import { connectivityLabel } from "../output.ts";

@@ -1,6 +1,6 @@
 /**
- * `join <link>` or `join --link <link>` (the product's form, P-40): starts joining a peer
- * through their invite link (secure_join).
+ * `join <link>` or `join --link <link>` (the product's form, docs/product-compat.md#cli-forms):
+ * starts joining a peer through their invite link (secure_join).
  */
 import { ACCOUNT_ID } from "../../constants.ts";
 import { UsageError } from "../args.ts";

@@ -13,7 +13,10 @@ async function run(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-/** Parses the params argument: it must be a JSON array (params are positional, SPEC §4). */
+/**
+ * Parses the params argument: it must be a JSON array (params are positional, docs/contract.md
+ * §4.2).
+ */
 export function parseParams(text: string): unknown[] {
   let value: unknown;
   try {

@@ -1,6 +1,6 @@
 /**
- * Account RPC methods: `get_config`, `get_info` and `get_connectivity` (SPEC §4). They read
- * local state only and work without a license.
+ * Account RPC methods: `get_config`, `get_info` and `get_connectivity` (docs/contract.md §4.4).
+ * They read local state only and work without a license.
  */
 import { CORE_COMPAT_VERSION, DataDirLayout, GATEWAY_VERSION } from "../../constants.ts";
 import { GatewayError } from "../../errors.ts";
@@ -82,7 +82,8 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
 
 /**
  * `get_info [account_id]` → map of string to string.
- * SPEC keys `deltachat_core_version`, `dbsize` (bytes of db + WAL), `blobdir`, `configured_addr`,
+ * Contract keys (docs/contract.md §2) `deltachat_core_version`, `dbsize` (bytes of db + WAL),
+ * `blobdir`, `configured_addr`,
  * `n_msgs_in_db`, plus gateway extras (`outbox_len` mails waiting for the relay, `receive_errors`
  * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime
  * in s, connectivity, license status, relay host, own key fingerprint). Reads local state only; no events.
@@ -96,8 +97,8 @@ export const getInfo: MethodEntry = {
 };
 
 /**
- * `get_connectivity [account_id]` → integer level (SPEC §3: 0 not configured, 1000 not
- * connected, 2000 connecting, 3000 working, 4000 connected). No side effects.
+ * `get_connectivity [account_id]` → integer level (docs/contract.md §3.2: 0 not configured, 1000
+ * not connected, 2000 connecting, 3000 working, 4000 connected). No side effects.
  */
 export const getConnectivity: MethodEntry = {
   name: "get_connectivity",

@@ -1,6 +1,7 @@
 /**
  * Chat RPC methods: `create_chat_by_contact_id`, `get_chat_contacts`, `get_chatlist_entries`,
- * `get_chatlist_items_by_entries` (SPEC §4), `get_basic_chat_info`, `get_full_chat_by_id`.
+ * `get_chatlist_items_by_entries` (docs/contract.md §4.4), `get_basic_chat_info`,
+ * `get_full_chat_by_id`.
  */
 import { ChatType } from "../../constants.ts";
 import { Chats, SpecialChatId } from "../../core/chats.ts";
@@ -34,7 +35,8 @@ export const createChatByContactId: MethodEntry = {
 
 /**
  * `get_chat_contacts [account_id, chat_id]` → member contact ids. A 1:1 chat gives `[1, peer]`
- * as the SPEC says (Delta Chat omits 1 there); remove 1 to find the peer. Unknown chat → -1.
+ * as the contract says (docs/design-decisions.md §2; Delta Chat omits 1); remove 1 to find the
+ * peer. Unknown chat → -1.
  */
 export const getChatContacts: MethodEntry = {
   name: "get_chat_contacts",

@@ -1,5 +1,5 @@
 /**
- * Contact RPC methods: `get_contact_ids`, `lookup_contact_id_by_addr` (SPEC §4) and
+ * Contact RPC methods: `get_contact_ids`, `lookup_contact_id_by_addr` (docs/contract.md §4.4) and
  * `get_contact` (Delta Chat). Reads only; no events.
  */
 import { contextOf } from "../../core/context.ts";

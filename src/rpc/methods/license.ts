@@ -1,6 +1,6 @@
 /**
  * License RPC methods (`license_status`, `license_activate`, `license_sync`,
- * `license_deactivate`) (SPEC §5); the gated `secure_*` family is in secure_files.ts.
+ * `license_deactivate`) (docs/contract.md §5.3); the gated `secure_*` family is in secure_files.ts.
  */
 import { GatewayError } from "../../errors.ts";
 import type { LicenseSource } from "../../license/manager.ts";

@@ -1,5 +1,6 @@
 /**
- * Message RPC methods: `send_msg`, `get_message_ids`, `get_messages` (SPEC §4) and Delta Chat's
+ * Message RPC methods: `send_msg`, `get_message_ids`, `get_messages` (docs/contract.md §4.4) and
+ * Delta Chat's
  * `get_message`, `markseen_msgs`, `get_fresh_msgs`, `delete_messages`.
  */
 import { Chats } from "../../core/chats.ts";

@@ -1,5 +1,6 @@
 /**
- * The protected-file methods (SPEC §4, docs/prv-format.md): protect a file for a chat, resolve a
+ * The protected-file methods (docs/contract.md §4.4, docs/prv-format.md): protect a file for a
+ * chat, resolve a
  * `.prv` path to its file id, revoke a peer's access, the state and rules of a file by message
  * id, a renewal request and the owner's answer. Those that protect, send, grant or revoke need
  * an active license (-32001); reading a state or asking for renewal of a received file does not.

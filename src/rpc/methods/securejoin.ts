@@ -1,5 +1,6 @@
 /**
- * SecureJoin RPC methods (SPEC §4): `get_chat_securejoin_qr_code` makes a 1:1 invite link,
+ * SecureJoin RPC methods (docs/contract.md §4.4): `get_chat_securejoin_qr_code` makes a 1:1 invite
+ * link,
  * `secure_join` starts joining a peer's link and returns the chat id at once; the handshake runs
  * in the background and reports `SecurejoinInviterProgress` / `SecurejoinJoinerProgress` events.
  */

@@ -71,7 +71,7 @@ Deno.test("get_config answers -1 listing the supported keys for an unknown key",
   }
 });
 
-Deno.test("get_info returns the SPEC keys and extras, every value a string", async () => {
+Deno.test("get_info returns the contract's keys and extras, every value a string", async () => {
   const dataDir = await Deno.makeTempDir();
   const s = fakeServices({ dataDir });
   try {

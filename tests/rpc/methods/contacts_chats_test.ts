@@ -73,7 +73,7 @@ Deno.test("create_chat_by_contact_id gets or creates; unknown contacts are a cle
   }
 });
 
-Deno.test("get_chatlist_entries and get_chatlist_items_by_entries give SPEC + Delta Chat items", async () => {
+Deno.test("get_chatlist_entries and get_chatlist_items_by_entries give contract + Delta Chat items", async () => {
   const s = seeded();
   try {
     new Messages(contextOf(s)).storeIncoming({

@@ -5,7 +5,7 @@ import * as contacts from "../../../src/rpc/methods/contacts.ts";
 import * as messages from "../../../src/rpc/methods/messages.ts";
 import { TABLE } from "./_messaging.ts";
 
-Deno.test("the messaging method files export the SPEC and Delta Chat methods, ungated", () => {
+Deno.test("the messaging method files export the contract's and Delta Chat's methods, ungated", () => {
   assert.deepEqual(contacts.MESSAGING_METHODS.map((e) => e.name), [
     "get_contact_ids",
     "lookup_contact_id_by_addr",

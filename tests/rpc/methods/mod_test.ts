@@ -1,4 +1,7 @@
-/** Tests of buildMethodTable(): every SPEC method of this build is registered once. */
+/**
+ * Tests of buildMethodTable(): every contract method (docs/contract.md §4.4) of this build is
+ * registered once.
+ */
 import assert from "node:assert/strict";
 import { productAlias } from "../../../src/rpc/method.ts";
 import { buildMethodTable, METHOD_GROUPS } from "../../../src/rpc/methods/mod.ts";
@@ -49,7 +52,7 @@ Deno.test("buildMethodTable() entries are documented and gate every secure_ meth
   }
 });
 
-Deno.test("the product's privitty_* names answer as the secure_* methods (P-21, P-22)", () => {
+Deno.test("the product's privitty_* names answer as the secure_* methods (product-compat.md#method-names)", () => {
   const table = buildMethodTable();
   const pairs = [
     ["privitty_send_file", "secure_send_file"],

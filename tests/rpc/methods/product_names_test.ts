@@ -1,6 +1,7 @@
 /**
- * The product's published method names (`privitty_*`, contract P-21/P-22) through dispatch: the
- * same params, license gate and handler as the SPEC's `secure_*` methods, both in rpc.discover.
+ * The product's published method names (`privitty_*`, docs/product-compat.md#method-names) through
+ * dispatch: the same params, license gate and handler as the contract's `secure_*` methods, both in
+ * rpc.discover.
  */
 import assert from "node:assert/strict";
 import { dispatch } from "../../../src/rpc/dispatch.ts";
@@ -28,7 +29,9 @@ async function withServices(license: string, fn: (s: FakeServices) => Promise<vo
   }
 }
 
-/** The product's names, their SPEC twins and valid params (P-21). */
+/**
+ * The product's names, their contract twins and valid params (docs/product-compat.md#method-names).
+ */
 const PRODUCT_CALLS: [string, string, unknown[]][] = [
   ["privitty_send_file", "secure_send_file", [1, 10, 11, "/files/a.pdf", true, false, 60]],
   ["privitty_send_group_file", "secure_send_group_file", [1, 10, "/files/a.pdf", false, false, 0]],
