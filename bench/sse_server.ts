@@ -32,7 +32,10 @@ function gatewayHandler(): (req: Request) => Response | Promise<Response> {
     license: { status: () => "no_license", isActive: () => false },
     startedAt: Date.now(),
     outgoing: {
-      render: () => Promise.reject(new Error("the SSE bench sends no mail")),
+      chat: {
+        admit: () => Promise.reject(new Error("the SSE bench sends no mail")),
+        render: () => Promise.reject(new Error("the SSE bench sends no mail")),
+      },
       renderControl: () => Promise.reject(new Error("the SSE bench sends no mail")),
       oweReadReceipts: () => {},
     },

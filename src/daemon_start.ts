@@ -65,6 +65,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     deviceFingerprint: account.device.fingerprint,
     noteGarbage: (bytes) => burstGc.note(bytes),
     problems: connectivity,
+    license: account.license,
   });
   const services: Services = {
     config,

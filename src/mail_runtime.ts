@@ -10,11 +10,13 @@ import { MailComposer } from "./core/mail_composer.ts";
 import { MessageStates } from "./core/message_states.ts";
 import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
 import { JoinWait } from "./core/join_wait.ts";
-import { Messages, type RenderedMail, type RenderFn } from "./core/messages.ts";
+import { Messages, type RenderedMail, type SendSteps } from "./core/messages.ts";
 import { PeerKeyCache } from "./core/peer_keys.ts";
 import { ReceiptBatcher } from "./core/receipt_batcher.ts";
 import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
+import { requireLicense } from "./license/gate.ts";
+import type { LicenseSource } from "./license/manager.ts";
 import { logger } from "./log.ts";
 import { deviceKeyOf } from "./protected_files/key_shares.ts";
 import { ProtectedFiles } from "./protected_files/service.ts";
@@ -26,6 +28,9 @@ import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
 const log = logger("mail");
+
+/** What sharing a protected file is called in the license gate's -32001 message. */
+const SEND_PROTECTED = "send_msg with a protected .prv file";
 
 /** How often messages waiting for a join are checked for a join that timed out. */
 const JOIN_SWEEP_MS = 30_000;
@@ -43,6 +48,8 @@ export interface MailRuntimeOptions {
   readonly noteGarbage?: (bytes: number) => void;
   /** Told when sending fails because of the device's clock (the daemon's ConnectivityMonitor). */
   readonly problems?: MailProblemSink;
+  /** Gates sharing protected files. */
+  readonly license: LicenseSource;
 }
 
 /** What the daemon wires. */
@@ -78,6 +85,8 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
 export interface Messenger {
   readonly self: SelfIdentity;
   readonly composer: MailComposer;
+  /** The steps every chat message of ours takes, whatever its chat or path. */
+  readonly send: SendSteps;
   readonly secureJoin: SecureJoin;
   readonly receipts: ReceiptBatcher;
   readonly receiver: Receiver;
@@ -100,46 +109,47 @@ export function createMessenger(
   ctx: CoreContext,
   self: SelfIdentity,
   queue: (mail: RenderedMail) => void,
-  receiptWindowMs?: number,
-  deviceFingerprint = "",
+  o: { license: LicenseSource; receiptWindowMs?: number; deviceFingerprint?: string },
 ): Messenger {
   const keys = new PeerKeyCache();
   const composer = new MailComposer(self, keys);
   const joinWait = new JoinWait(ctx);
-  const secureJoin = new SecureJoin({
-    ctx,
-    self,
-    composer,
-    queue,
-    onJoined: async (chatId) => {
-      announceEncrypted(await joinWait.settle(chatId, render));
-    },
-  });
   const protectedFiles = new ProtectedFiles({
     ctx,
     self,
     renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
     queue,
-    deviceKey: deviceKeyOf(deviceFingerprint),
+    deviceKey: deviceKeyOf(o.deviceFingerprint ?? ""),
   });
-  // Messages that waited for a join are rendered here: a .prv among them gets its PDUs too, and
-  // once queued the PrivittyFileEncrypted send_msg emits for a send that did not wait.
-  const encrypted = new Set<string>(); // Message-IDs of rendered mails carrying our .prv
-  const render: RenderFn = async (d, c, r) => {
-    const prv = await protectedFiles.outgoing(d, c, r);
-    const mail = await composer.renderChat(prv.draft, c, r);
-    if (prv.fileId !== undefined) encrypted.add(mail.rfc724Mid);
-    return mail;
+  // The one send pipeline: protected-file rules and the license gate, then the mail with the
+  // file's PDUs, announced with the commit; separate PDU mails go out after it.
+  const gate = () => requireLicense(SEND_PROTECTED, o.license);
+  const send: SendSteps = {
+    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
+    render: async (d, c, r) => {
+      const prv = await protectedFiles.outgoing(d, c, r, gate);
+      const mail = await composer.renderChat(prv.draft, c, r);
+      const fileId = prv.fileId;
+      return {
+        ...mail,
+        ...(fileId === undefined ? {} : {
+          announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
+        }),
+        ...(prv.afterSend === undefined ? {} : { afterCommit: prv.afterSend }),
+      };
+    },
   };
-  const announceEncrypted = (queued: readonly number[]) => {
-    for (const msgId of queued) {
-      const m = ctx.store.msgs.get(msgId);
-      if (m !== undefined && encrypted.delete(m.rfc724Mid)) {
-        ctx.tx.emit({ kind: "PrivittyFileEncrypted", chatId: m.chatId, msgId });
-      }
-    }
-  };
-  const receipts = new ReceiptBatcher(ctx, composer, queue, receiptWindowMs);
+  const secureJoin = new SecureJoin({
+    ctx,
+    self,
+    composer,
+    send,
+    queue,
+    onJoined: async (chatId) => {
+      await joinWait.settle(chatId, send);
+    },
+  });
+  const receipts = new ReceiptBatcher(ctx, composer, queue, o.receiptWindowMs);
   const receiver = new Receiver({
     ctx,
     reader: {
@@ -158,9 +168,9 @@ export function createMessenger(
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
   });
   const settleJoinWaits = async (all = false) => {
-    announceEncrypted(await joinWait.settleAll(render, all));
+    await joinWait.settleAll(send, all);
   };
-  return { self, composer, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
+  return { self, composer, send, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
 }
 
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
@@ -189,8 +199,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     (mail) => {
       messages.enqueueMail(mail); // wakes the SMTP loop after its commit
     },
-    undefined,
-    o.deviceFingerprint,
+    { license: o.license, deviceFingerprint: o.deviceFingerprint },
   );
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();
@@ -203,7 +212,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     );
   };
   return {
-    outgoing: new ComposerOutgoing(m.composer, m.receipts),
+    outgoing: new ComposerOutgoing(m.composer, m.receipts, m.send),
     secureJoin: m.secureJoin,
     protectedFiles: m.protectedFiles,
     receiver: m.receiver,

@@ -12,22 +12,14 @@ import { Messages } from "../src/core/messages.ts";
 import { deliverAll, type TestAccount, testAccount } from "./core/_accounts.ts";
 import { makeTempDir } from "./_helpers/temp.ts";
 
-/** Sends `path` from `from` in `chatId` with send_msg's render (PDUs added to a `.prv`). */
+/** Sends `path` from `from` in `chatId` through the account's send steps, as send_msg does. */
 async function sendFile(from: TestAccount, chatId: number, path: string, filesDir: string) {
   await using file = await openAttachableFile(
     path,
     { filesDir, dataDir: dirname(from.ctx.blobDir), blobDir: from.ctx.blobDir },
     { method: "send_msg", verb: "sent" },
   );
-  return await new Messages(from.ctx).createOutgoing(
-    { chatId, file: { source: file } },
-    async (draft, chat, recipients) =>
-      await from.composer.renderChat(
-        (await from.protectedFiles.outgoing(draft, chat, recipients)).draft,
-        chat,
-        recipients,
-      ),
-  );
+  return await new Messages(from.ctx).createOutgoing({ chatId, file: { source: file } }, from.send);
 }
 
 Deno.test("a .prv sent while the join runs gets PrivittyFileEncrypted when the join releases it", async () => {
@@ -38,8 +30,11 @@ Deno.test("a .prv sent while the join runs gets PrivittyFileEncrypted when the j
   const bob = await testAccount("bob@relay.test", "Bob", blobDirOf(`${tmp.path}/b`));
   try {
     const chatId = await bob.secureJoin.join(alice.secureJoin.createInvite());
-    const first = await new Messages(bob.ctx).createOutgoing({ chatId, text: "hello" }, () => {
-      throw new Error("a message to a joining contact waits: nothing is rendered");
+    const first = await new Messages(bob.ctx).createOutgoing({ chatId, text: "hello" }, {
+      admit: () => Promise.resolve(),
+      render: () => {
+        throw new Error("a message to a joining contact waits: nothing is rendered");
+      },
     });
     await deliverAll(bob, alice); // vc-request
     await deliverAll(alice, bob); // vc-auth-required: Bob has Alice's key, the join runs on

@@ -20,7 +20,7 @@ import { GroupMembers } from "./group_members.ts";
 import type { ChatTarget } from "./group_receive.ts";
 import type { ReadMail } from "./mail_reader.ts";
 import { Messages } from "./messages.ts";
-import type { RenderFn } from "./rendered_mail.ts";
+import type { SendSteps } from "./rendered_mail.ts";
 
 /** Channel changes and reception. */
 export class Channels {
@@ -28,7 +28,7 @@ export class Channels {
   readonly #contacts: Contacts;
   readonly #members: GroupMembers;
 
-  constructor(private readonly ctx: CoreContext, private readonly render?: RenderFn) {
+  constructor(private readonly ctx: CoreContext, private readonly send?: SendSteps) {
     this.#chats = new Chats(ctx);
     this.#contacts = new Contacts(ctx);
     this.#members = new GroupMembers(ctx);
@@ -116,7 +116,7 @@ export class Channels {
     change: ChannelChange,
     o: { to: number; text: string; systemType: SystemMessage },
   ): Promise<void> {
-    if (this.render === undefined) throw new Error("Channels needs a renderer to send");
+    if (this.send === undefined) throw new Error("Channels needs the send steps to send");
     await new Messages(this.ctx).createOutgoing({
       chatId: chat.id,
       text: change.kind === "member-added"
@@ -124,7 +124,7 @@ export class Channels {
         : `Member ${change.addr} was removed.`,
       channelChange: { ...change, to: o.to },
       info: { text: o.text, systemType: o.systemType },
-    }, this.render);
+    }, this.send);
   }
 
   /**

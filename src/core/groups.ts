@@ -16,7 +16,7 @@ import { type CoreContext, nowSeconds } from "./context.ts";
 import { type GroupChange, groupChangeBody } from "./group_mail.ts";
 import { GroupMembers } from "./group_members.ts";
 import { Messages } from "./messages.ts";
-import type { RenderFn } from "./rendered_mail.ts";
+import type { SendSteps } from "./rendered_mail.ts";
 
 /** Longest group name kept (characters); longer names are cut. */
 export const MAX_GROUP_NAME = 256;
@@ -34,7 +34,7 @@ export class Groups {
   readonly #contacts: Contacts;
   readonly #members: GroupMembers;
 
-  constructor(private readonly ctx: CoreContext, private readonly render: RenderFn) {
+  constructor(private readonly ctx: CoreContext, private readonly send: SendSteps) {
     this.#chats = new Chats(ctx);
     this.#contacts = new Contacts(ctx);
     this.#members = new GroupMembers(ctx);
@@ -210,7 +210,7 @@ export class Groups {
       text: groupChangeBody(change, this.#contacts.self().addr),
       groupChange: change,
       info: { text, systemType },
-    }, this.render);
+    }, this.send);
   }
 
   #localInfo(chatId: number, text: string, systemType: SystemMessage): void {

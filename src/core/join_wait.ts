@@ -9,7 +9,8 @@ import { type CoreContext, nowSeconds } from "./context.ts";
 import { MessageStates } from "./message_states.ts";
 import type { ChatRecord, ContactRecord, JoinerRecord, MessageRecord } from "../store/mod.ts";
 import type { Viewtype } from "../protocol.ts";
-import type { OutgoingDraft, RenderFn } from "./rendered_mail.ts";
+import type { OutgoingDraft, RenderedMail, SendSteps } from "./rendered_mail.ts";
+import { GatewayError } from "../errors.ts";
 
 /** How long a message waits for a join to complete, from the join's start. */
 export const JOIN_WAIT_MS = 10 * 60_000;
@@ -79,11 +80,13 @@ export class JoinWait {
   }
 
   /**
-   * Settles the waiting messages of chat `chatId`: renders and queues them in order (one
-   * transaction each: Message-ID + outbox row, `MsgsChanged`) once the join completed, fails them
-   * (24, `MsgFailed` with the reason) once it timed out, else leaves them. Returns the ids queued.
+   * Settles the waiting messages of chat `chatId`: admits, renders and queues them in order (one
+   * transaction each: Message-ID + outbox row, `MsgsChanged` and what the mail announces, then
+   * its `afterCommit`) once the join completed, fails them (24, `MsgFailed` with the reason) once
+   * it timed out, else leaves them. A message the send steps refuse now (a license that lapsed
+   * meanwhile) fails with their reason. Returns the ids queued.
    */
-  async settle(chatId: number, render: RenderFn): Promise<number[]> {
+  async settle(chatId: number, steps: SendSteps): Promise<number[]> {
     const waiting = this.ctx.store.msgs.waitingForJoin(chatId);
     if (waiting.length === 0) return [];
     const chat = this.ctx.store.chats.get(chatId);
@@ -98,7 +101,16 @@ export class JoinWait {
     const recipients = this.#chats.recipients(chat);
     const queued: number[] = [];
     for (const m of waiting) {
-      const mail = await render(this.#draftOf(m), chat, recipients);
+      const draft = this.#draftOf(m);
+      let mail: RenderedMail;
+      try {
+        await steps.admit(draft, chat, recipients);
+        mail = await steps.render(draft, chat, recipients);
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        new MessageStates(this.ctx).markFailed(m.id, err.message);
+        continue;
+      }
       const done = this.ctx.tx.run((emit) => {
         if (!this.ctx.store.msgs.setRendered(m.id, mail.rfc724Mid, mail.subject ?? "")) {
           return false;
@@ -106,9 +118,12 @@ export class JoinWait {
         this.ctx.store.outbox.enqueue({ msgId: m.id, ...mail });
         this.ctx.tx.mailQueued();
         emit({ kind: "MsgsChanged", chatId, msgId: m.id });
+        for (const e of mail.announce?.(m.id) ?? []) emit(e);
         return true;
       });
-      if (done) queued.push(m.id);
+      if (!done) continue;
+      queued.push(m.id);
+      await mail.afterCommit?.();
     }
     return queued;
   }
@@ -117,14 +132,14 @@ export class JoinWait {
    * Settles chats with waiting messages: every one (`all`, at start: one scan of the messages),
    * else the chats of join records (periodically: joins that time out). Returns the ids queued.
    */
-  async settleAll(render: RenderFn, all = false): Promise<number[]> {
+  async settleAll(steps: SendSteps, all = false): Promise<number[]> {
     const chats = new Set(
       all
         ? this.ctx.store.msgs.waitingForJoin().map((m) => m.chatId)
         : this.ctx.store.securejoin.joiners().map((j) => j.chatId),
     );
     const queued: number[] = [];
-    for (const chatId of chats) queued.push(...await this.settle(chatId, render));
+    for (const chatId of chats) queued.push(...await this.settle(chatId, steps));
     return queued;
   }
 

@@ -13,7 +13,7 @@ import { Chats } from "./chats.ts";
 import { type ContactDetails, Contacts } from "./contacts.ts";
 import { type CoreContext, nowSeconds } from "./context.ts";
 import { type IncomingMessage, storeIncoming, type StoreIncomingResult } from "./incoming.ts";
-import type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
+import type { OutgoingDraft, RenderedMail, SendSteps } from "./rendered_mail.ts";
 import { type SystemMessage, Viewtype } from "../protocol.ts";
 import { type ChannelChange, channelPlan } from "./channel_mail.ts";
 import type { GroupChange } from "./group_mail.ts";
@@ -22,7 +22,7 @@ import { GroupMembers } from "./group_members.ts";
 export type { IncomingMessage, StoreIncomingResult } from "./incoming.ts";
 
 export { DownloadState, Viewtype } from "../protocol.ts";
-export type { OutgoingDraft, RenderedMail, RenderFn } from "./rendered_mail.ts";
+export type { OutgoingDraft, RenderedMail, RenderFn, SendSteps } from "./rendered_mail.ts";
 
 /** The id `get_message_ids` puts before each new day when asked for day markers. */
 export const DAY_MARKER_ID = 9;
@@ -170,15 +170,17 @@ export class Messages {
   }
 
   /**
-   * Sends a message: checks the chat and its recipients (every one needs a key), copies the
-   * file into the blob directory, renders with `render`, then inserts the message (state 10,
+   * Sends a message, the one way every message of ours goes out: checks the chat and its
+   * recipients (every one needs a key), copies the file into the blob directory, lets
+   * `steps.admit` refuse it, renders it with `steps.render`, then inserts the message (state 10,
    * from 1) and its outbox row in one transaction and returns the id. A message to a contact
-   * whose SecureJoin handshake is in progress (no key yet) is stored unrendered instead and goes
-   * out when the join completes, or fails when it times out (`join_wait.ts`). Emits
-   * `MsgsChanged{chatId,msgId}` after the commit. When rendering or the transaction fails,
+   * whose SecureJoin handshake is in progress (no key yet) is admitted the same way, then stored
+   * unrendered and goes out when the join completes, or fails when it times out
+   * (`join_wait.ts`). Emits `MsgsChanged{chatId,msgId}` and what the mail announces after the
+   * commit, then runs its `afterCommit`. When admitting, rendering or the transaction fails,
    * nothing is stored and a blob copied for this call alone is removed again.
    */
-  async createOutgoing(m: OutgoingMessage, render: RenderFn): Promise<number> {
+  async createOutgoing(m: OutgoingMessage, steps: SendSteps): Promise<number> {
     const chat = this.#chats.require(m.chatId);
     const group = chat.type === ChatType.GROUP
       ? await new GroupMembers(this.ctx).plan(chat, m.groupChange)
@@ -186,7 +188,7 @@ export class Messages {
     const channel = chat.type === ChatType.BROADCAST
       ? channelPlan(this.ctx, chat, m.channelChange)
       : undefined;
-    const waits = chat.type === ChatType.SINGLE && await this.#joinWait(chat, render);
+    const waits = chat.type === ChatType.SINGLE && await this.#joinWait(chat, steps);
     const recipients = group?.recipients ?? channel?.recipients ??
       (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
@@ -207,15 +209,17 @@ export class Messages {
         ...(group === undefined ? {} : { group: group.mail }),
         ...(channel === undefined ? {} : { channel: channel.mail }),
       };
+      await steps.admit(draft, chat, waits ? this.#chats.recipients(chat) : recipients);
       if (waits) {
         msgId = this.#insertOutgoing(draft, m.info);
         return msgId;
       }
-      const mail = await render(draft, chat, recipients);
+      const mail = await steps.render(draft, chat, recipients);
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
       msgId = this.#insertOutgoing(draft, m.info, mail);
+      await mail.afterCommit?.();
       return msgId;
     } finally {
       if (blob) hold(blob.path, -1);
@@ -227,11 +231,11 @@ export class Messages {
    * Whether a message to `chat` must wait for a SecureJoin handshake (`join_wait.ts`); earlier
    * waiting messages of the chat are settled first. Cheap when no recipient ever joined.
    */
-  async #joinWait(chat: ChatRecord, render: RenderFn): Promise<boolean> {
+  async #joinWait(chat: ChatRecord, steps: SendSteps): Promise<boolean> {
     const members = this.#chats.recipients(chat);
     const wait = new JoinWait(this.ctx);
     if (!wait.joinedOrJoining(members)) return false;
-    await wait.settle(chat.id, render);
+    await wait.settle(chat.id, steps);
     return wait.mustWait(chat, members);
   }
 
@@ -297,6 +301,7 @@ export class Messages {
         this.ctx.store.outbox.enqueue({ msgId, ...mail });
         this.ctx.tx.mailQueued();
       }
+      for (const e of mail?.announce?.(msgId) ?? []) emit(e);
       if (d.group !== undefined) {
         this.ctx.store.chats.setPromoted(d.chatId);
         if (d.group.gossip) this.ctx.store.chats.setGossipedAt(d.chatId, d.timestamp);

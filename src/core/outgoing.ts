@@ -1,23 +1,20 @@
 /**
- * The sending side RPC methods use: renders and encrypts chat messages and control mails with
- * the account's composer, and owes read receipts. Queuing is the domain's job (the outbox row is
- * written with the message; `DomainTx.mailQueued` wakes the sender after the commit).
+ * The sending side RPC methods use: the account's send steps for chat messages (the one pipeline,
+ * built once by the messenger), control mails rendered by its composer, and read receipts owed.
+ * Queuing is the domain's job (the outbox row is written with the message; `DomainTx.mailQueued`
+ * wakes the sender after the commit).
  */
 import type { MessageRecord } from "../store/mod.ts";
-import type { ChatRecord, ContactRecord } from "../store/mod.ts";
+import type { ContactRecord } from "../store/mod.ts";
 import type { ChatControl } from "./chat_control.ts";
 import type { MailComposer } from "./mail_composer.ts";
-import type { OutgoingDraft, RenderedMail } from "./messages.ts";
+import type { RenderedMail, SendSteps } from "./messages.ts";
 import type { ReceiptBatcher } from "./receipt_batcher.ts";
 
 /** Renders what the account sends (`send_msg`, reactions, edits) and owes read receipts. */
 export interface OutgoingRenderer {
-  /** Renders a draft for the chat's recipients (every one has a key); see `RenderFn`. */
-  render(
-    message: OutgoingDraft,
-    chat: ChatRecord,
-    recipients: readonly ContactRecord[],
-  ): Promise<RenderedMail>;
+  /** The steps every chat message of ours takes (`Messages.createOutgoing`). */
+  readonly chat: SendSteps;
   /**
    * Owes read receipts for messages just marked seen whose sender asked for one. Called inside
    * the transaction that marked them (it only writes rows and wakes the sender), so the state
@@ -37,15 +34,8 @@ export class ComposerOutgoing implements OutgoingRenderer {
   constructor(
     private readonly composer: MailComposer,
     private readonly receipts: ReceiptBatcher,
+    readonly chat: SendSteps,
   ) {}
-
-  render(
-    draft: OutgoingDraft,
-    chat: ChatRecord,
-    recipients: readonly ContactRecord[],
-  ): Promise<RenderedMail> {
-    return this.composer.renderChat(draft, chat, recipients);
-  }
 
   oweReadReceipts(messages: readonly MessageRecord[]): void {
     for (const m of messages) this.receipts.add(m.fromId, m.rfc724Mid, "displayed");

@@ -1,7 +1,9 @@
 /**
  * What sending renders: a draft of a message to a chat, the finished mail with its envelope,
- * and the function type that turns one into the other. Types only.
+ * the function type that turns one into the other, and the send steps every message of ours
+ * goes through (checked before anything is stored, rendered when it can go out). Types only.
  */
+import type { GatewayEvent } from "../events/types.ts";
 import type { Viewtype } from "../protocol.ts";
 import type { ChatRecord, ContactRecord } from "../store/mod.ts";
 import type { BlobFile } from "./blobs.ts";
@@ -44,6 +46,10 @@ export interface RenderedMail {
   readonly recipients: readonly string[];
   /** The Subject it used, stored with the message. */
   readonly subject?: string;
+  /** Events published with the commit that stores message `msgId` with this mail. */
+  readonly announce?: (msgId: number) => readonly GatewayEvent[];
+  /** Work after that commit (mails of their own, such as separate protected-file PDUs). */
+  readonly afterCommit?: () => Promise<void>;
 }
 
 /** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
@@ -52,3 +58,17 @@ export type RenderFn = (
   chat: ChatRecord,
   recipients: readonly ContactRecord[],
 ) => Promise<RenderedMail>;
+
+/**
+ * The steps a chat message of ours takes, the same for every chat type and path (sent at once or
+ * after a SecureJoin handshake): `admit` refuses it (throws) before anything is stored: the
+ * protected-file rules and the license gate; `render` makes the mail when it can go out.
+ */
+export interface SendSteps {
+  admit(
+    message: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): Promise<void>;
+  readonly render: RenderFn;
+}

@@ -9,7 +9,7 @@ import { type FileAccessRoots, openAttachableFile } from "../core/file_access.ts
 import { Messages } from "../core/messages.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
+import type { AccessRecord, ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
 import { deviceWrap, secondShare, splitKey } from "./key_shares.ts";
 import {
   type AccessRules,
@@ -159,11 +159,16 @@ export class PrvOwner {
    * otk_pdu and grant go in a hidden mail encrypted to it alone (`separate`), since a group
    * mail is readable by every member.
    */
-  async pdusForSend(
+  /**
+   * Throws GatewayError (-1 naming the rule) when `sent` may not go to `recipients` in chat
+   * `chatId`: one it was not protected for, or one whose access was revoked; otherwise each
+   * recipient's access row, by contact id.
+   */
+  checkSend(
     sent: SentFileRecord,
     chatId: number,
     recipients: readonly ContactRecord[],
-  ): Promise<{ inMail: string[]; separate: Map<number, string[]> }> {
+  ): Map<number, AccessRecord> {
     const access = this.d.ctx.store.protectedFiles.accessList(sent.id);
     const byContact = new Map(access.map((a) => [a.contactId, a]));
     const stranger = recipients.find((c) => !byContact.has(c.id));
@@ -174,12 +179,22 @@ export class PrvOwner {
           `for this chat with secure_send_file`,
       );
     }
+    const revoked = recipients.find((c) => byContact.get(c.id)!.state === "revoked");
+    if (revoked !== undefined) {
+      throw new GatewayError(`send_msg: access of ${revoked.addr} to file ${sent.id} was revoked`);
+    }
+    return byContact;
+  }
+
+  async pdusForSend(
+    sent: SentFileRecord,
+    chatId: number,
+    recipients: readonly ContactRecord[],
+  ): Promise<{ inMail: string[]; separate: Map<number, string[]> }> {
+    const byContact = this.checkSend(sent, chatId, recipients);
     const per = new Map<number, string[]>();
     for (const c of recipients) {
       const a = byContact.get(c.id)!;
-      if (a.state === "revoked") {
-        throw new GatewayError(`send_msg: access of ${c.addr} to file ${sent.id} was revoked`);
-      }
       const grant = await signPdu({
         v: PDU_VERSION,
         file_uid: sent.fileUid,

@@ -123,6 +123,32 @@ export class ProtectedFiles implements ProtectedFileReceiver {
   }
 
   /**
+   * Checks, before anything is stored, that `draft.file` may be sent to `recipients` of `chat`:
+   * a `.prv` of ours or a received one needs `authorize` (the license gate: it throws), ours must
+   * have been protected for them, and a received one must be allowed to be forwarded (the same
+   * refusals as `outgoing`). Other files pass.
+   */
+  admit(
+    draft: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    authorize: () => void,
+  ): void {
+    const blob = draft.file;
+    if (blob === undefined || !blob.blob.endsWith(".prv")) return;
+    const sent = this.owner.sentOfBlob(blob);
+    if (sent !== undefined) {
+      authorize();
+      this.owner.checkSend(sent, chat.id, recipients);
+      return;
+    }
+    const received = this.d.ctx.store.protectedFiles.receivedByHashPrefix(blob.blob.slice(0, 32));
+    if (received === undefined) return;
+    authorize();
+    this.#forwardRefusal(received);
+  }
+
+  /**
    * Prepares a `send_msg` of `draft.file`: a `.prv` this gateway protected gets its PDUs (in the
    * chat mail, or queued 1:1 for several recipients by `afterSend`); a received `.prv` is a
    * forward: refused (-1 naming the rule) when its owner set allow_forward=false or revoked our
@@ -164,19 +190,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     rec: ReceivedFileRecord,
     recipients: readonly ContactRecord[],
   ): Promise<string[]> {
-    const no = (why: string) =>
-      new GatewayError(
-        `send_msg: this protected file (file ${rec.id}) may not be forwarded: ${why}`,
-      );
-    if (!rec.allowForward) throw no("its owner set allow_forward=false");
-    const v = this.recipient.verdict(rec);
-    if (v.state === FileAccessState.REVOKED || v.state === FileAccessState.NOT_FOUND) {
-      throw no(`access to it is ${v.state} (${v.reason})`);
-    }
-    const owner = this.d.ctx.store.contacts.get(rec.ownerContactId);
-    if (rec.filePdu === "" || owner === undefined || owner.publicKey.length === 0) {
-      throw no("it was received before this gateway kept what a forward carries");
-    }
+    const owner = this.#forwardRefusal(rec);
     const out: string[] = [];
     for (const c of recipients) {
       if (c.id === rec.ownerContactId || c.fingerprint === "") continue;
@@ -196,6 +210,27 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       out.push(fwd.encoded);
     }
     return out;
+  }
+
+  /**
+   * Throws GatewayError (-1 naming the rule) when received file `rec` may not be forwarded;
+   * otherwise its owner, whose key the forward PDUs are checked against.
+   */
+  #forwardRefusal(rec: ReceivedFileRecord): ContactRecord {
+    const no = (why: string) =>
+      new GatewayError(
+        `send_msg: this protected file (file ${rec.id}) may not be forwarded: ${why}`,
+      );
+    if (!rec.allowForward) throw no("its owner set allow_forward=false");
+    const v = this.recipient.verdict(rec);
+    if (v.state === FileAccessState.REVOKED || v.state === FileAccessState.NOT_FOUND) {
+      throw no(`access to it is ${v.state} (${v.reason})`);
+    }
+    const owner = this.d.ctx.store.contacts.get(rec.ownerContactId);
+    if (rec.filePdu === "" || owner === undefined || owner.publicKey.length === 0) {
+      throw no("it was received before this gateway kept what a forward carries");
+    }
+    return owner;
   }
 
   /** The state and rules of the protected file of message `msgId`. */

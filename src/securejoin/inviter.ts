@@ -10,6 +10,7 @@ import { Contacts } from "../core/contacts.ts";
 import { type CoreContext, nowSeconds } from "../core/context.ts";
 import type { SelfIdentity } from "../core/identity.ts";
 import type { MailComposer } from "../core/mail_composer.ts";
+import type { SendSteps } from "../core/rendered_mail.ts";
 import { type ReadMail, senderKey } from "../core/mail_reader.ts";
 import { logger } from "../log.ts";
 import { newToken } from "../crypto/random.ts";
@@ -29,6 +30,8 @@ export interface InviterDeps {
   readonly ctx: CoreContext;
   readonly self: SelfIdentity;
   readonly composer: MailComposer;
+  /** The account's send steps: group and channel messages go out the way every message does. */
+  readonly send: SendSteps;
   readonly queue: QueueMail;
 }
 
@@ -75,7 +78,7 @@ export class Inviter {
   }
 
   #groups(): Groups {
-    return new Groups(this.deps.ctx, (d, c, r) => this.deps.composer.renderChat(d, c, r));
+    return new Groups(this.deps.ctx, this.deps.send);
   }
 
   /**
@@ -169,7 +172,7 @@ export class Inviter {
     });
     const channel = this.deps.ctx.store.chats.get(chatId)?.type === ChatType.BROADCAST;
     if (channel) {
-      await new Channels(this.deps.ctx, (d, c, r) => this.deps.composer.renderChat(d, c, r))
+      await new Channels(this.deps.ctx, this.deps.send)
         .addSubscriber(chatId, contactId);
     } else await this.#groups().addMember(chatId, contactId, true);
     this.deps.ctx.tx.emit({

@@ -8,10 +8,14 @@ import { loadIdentity } from "../../src/core/identity.ts";
 import type { RenderedMail } from "../../src/core/messages.ts";
 import type { ReceiveOutcome } from "../../src/core/receive.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
+import type { LicenseSource } from "../../src/license/manager.ts";
 import { createMessenger, type Messenger } from "../../src/mail_runtime.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
 import { RecordingSink } from "./_messaging.ts";
 import type { CoreContext } from "../../src/core/context.ts";
+
+/** A license that lets every gated step through. */
+export const ACTIVE_LICENSE: LicenseSource = { status: () => "active", isActive: () => true };
 
 /** One in-memory account. */
 export interface TestAccount extends Messenger {
@@ -26,7 +30,7 @@ export interface TestAccount extends Messenger {
 /**
  * Creates an account `addr` named `name` with a fresh key (blobs under `blobDir`); receipts are
  * collected for `receiptWindowMs` (tests call `receipts.flush()` to send them at once); `now` is
- * its clock in Unix ms (default `Date.now`).
+ * its clock in Unix ms (default `Date.now`); `license` gates sharing protected files (default: active).
  */
 export async function testAccount(
   addr: string,
@@ -34,6 +38,7 @@ export async function testAccount(
   blobDir = "/nonexistent/blobs",
   receiptWindowMs = 0,
   now?: () => number,
+  license: LicenseSource = ACTIVE_LICENSE,
 ): Promise<TestAccount> {
   const store = Store.open(":memory:");
   store.config.set(ConfigKey.ADDR, addr);
@@ -42,12 +47,10 @@ export async function testAccount(
   const sink = new RecordingSink();
   const ctx = createCoreContext({ store, events: sink, blobDir, now });
   const outbox: RenderedMail[] = [];
-  const messenger = createMessenger(
-    ctx,
-    await loadIdentity(store),
-    (m) => outbox.push(m),
+  const messenger = createMessenger(ctx, await loadIdentity(store), (m) => outbox.push(m), {
+    license,
     receiptWindowMs,
-  );
+  });
   return { ...messenger, addr, store, sink, ctx, outbox };
 }
 

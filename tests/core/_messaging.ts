@@ -5,7 +5,7 @@
 import { type CoreContext, createCoreContext } from "../../src/core/context.ts";
 import { Contacts } from "../../src/core/contacts.ts";
 import { type AttachableFile, openAttachableFile } from "../../src/core/file_access.ts";
-import type { RenderedMail, RenderFn } from "../../src/core/messages.ts";
+import type { RenderedMail, RenderFn, SendSteps } from "../../src/core/messages.ts";
 import type { EventSink, GatewayEvent } from "../../src/events/types.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
 
@@ -80,6 +80,11 @@ export function fakeRender(calls: Parameters<RenderFn>[] = []): RenderFn {
     };
     return Promise.resolve(mail);
   };
+}
+
+/** Send steps that admit every draft and render with {@link fakeRender}. */
+export function fakeSend(calls: Parameters<RenderFn>[] = []): SendSteps {
+  return { admit: () => Promise.resolve(), render: fakeRender(calls) };
 }
 
 /** Opens `path` under the file rules, its own directory being the files directory (close it). */

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { ChatType, ContactId } from "../../src/constants.ts";
 import { Channels } from "../../src/core/channels.ts";
 import { Chats } from "../../src/core/chats.ts";
-import { Messages, type RenderFn } from "../../src/core/messages.ts";
+import { Messages, type SendSteps } from "../../src/core/messages.ts";
 import { deliver, type TestAccount, testAccount } from "./_accounts.ts";
 
-const render = (acc: TestAccount): RenderFn => (d, c, r) => acc.composer.renderChat(d, c, r);
+const render = (acc: TestAccount): SendSteps => acc.send;
 
 async function send(acc: TestAccount, chatId: number, text: string) {
   return await new Messages(acc.ctx).createOutgoing({ chatId, text }, render(acc));

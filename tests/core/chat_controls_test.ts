@@ -25,7 +25,7 @@ async function trio() {
 async function chat(from: TestAccount, chatId: number, to: TestAccount, text: string) {
   const msgId = await new Messages(from.ctx).createOutgoing(
     { chatId, text },
-    (d, ch, r) => from.composer.renderChat(d, ch, r),
+    from.send,
   );
   const row = from.store.outbox.due(Date.now()).find((r) => r.msgId === msgId)!;
   new MessageStates(from.ctx).outboxSent(row.id);
@@ -188,7 +188,7 @@ Deno.test("a reply we send quotes its message; the peer splits the quote off and
   const asked = await chat(b, bChat, a, "Lunch at noon?\nOr later?");
   const msgId = await new Messages(a.ctx).createOutgoing(
     { chatId: aChat, text: "Noon works", quotedMessageId: asked.gotId },
-    (d, ch, r) => a.composer.renderChat(d, ch, r),
+    a.send,
   );
   assert.equal(a.store.msgs.get(msgId)!.quote, "Lunch at noon?\nOr later?");
   const row = a.store.outbox.due(Date.now() + 1000).find((r) => r.msgId === msgId)!;
@@ -202,7 +202,7 @@ Deno.test("a reply we send quotes its message; the peer splits the quote off and
   await assert.rejects(
     new Messages(a.ctx).createOutgoing(
       { chatId: aChat, text: "x", quotedMessageId: 999 },
-      (d, ch, r) => a.composer.renderChat(d, ch, r),
+      a.send,
     ),
     /cannot quote message 999: message not found/,
   );

@@ -32,7 +32,7 @@ function impostorMail(from: string, to: TestAccount, date: Date): Promise<Uint8A
 async function realMail(a: TestAccount, chatId: number, text: string): Promise<Uint8Array> {
   const msgId = await new Messages(a.ctx).createOutgoing(
     { chatId, text },
-    (d, c, r) => a.composer.renderChat(d, c, r),
+    a.send,
   );
   const row = a.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
   new MessageStates(a.ctx).outboxSent(row.id);

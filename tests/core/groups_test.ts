@@ -11,13 +11,13 @@ import { dearmor } from "../../src/crypto/armor.ts";
 import { deliver, introduce, type TestAccount, testAccount } from "./_accounts.ts";
 
 function groups(acc: TestAccount) {
-  return new Groups(acc.ctx, (d, c, r) => acc.composer.renderChat(d, c, r));
+  return new Groups(acc.ctx, acc.send);
 }
 
 async function send(acc: TestAccount, chatId: number, text: string) {
   return await new Messages(acc.ctx).createOutgoing(
     { chatId, text },
-    (d, c, r) => acc.composer.renderChat(d, c, r),
+    acc.send,
   );
 }
 

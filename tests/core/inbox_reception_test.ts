@@ -24,7 +24,7 @@ async function sentMail(a: TestAccount, b: TestAccount, text: string): Promise<U
   const chatId = new Chats(a.ctx).getOrCreate1to1(bOnA).chatId;
   const msgId = await new Messages(a.ctx).createOutgoing(
     { chatId, text },
-    (d, c, r) => a.composer.renderChat(d, c, r),
+    a.send,
   );
   const row = a.store.outbox.due(Date.now()).find((r) => r.msgId === msgId)!;
   new MessageStates(a.ctx).outboxSent(row.id);

@@ -19,7 +19,7 @@ function outboxChatMails(bob: TestAccount) {
 function send(bob: TestAccount, chatId: number, text: string): Promise<number> {
   return new Messages(bob.ctx).createOutgoing(
     { chatId, text },
-    (d, c, r) => bob.composer.renderChat(d, c, r),
+    bob.send,
   );
 }
 

@@ -3,12 +3,12 @@ import assert from "node:assert/strict";
 import { Chats } from "../../src/core/chats.ts";
 import { MessageStates } from "../../src/core/message_states.ts";
 import { Messages } from "../../src/core/messages.ts";
-import { addPeer, type Bench, bench, fakeRender, NOW_S } from "./_messaging.ts";
+import { addPeer, type Bench, bench, fakeSend, NOW_S } from "./_messaging.ts";
 
 async function sent(b: Bench): Promise<{ chatId: number; msgId: number; bob: number }> {
   const bob = addPeer(b, "bob@relay.test", "b", "Bob");
   const chatId = new Chats(b.ctx).getOrCreate1to1(bob).chatId;
-  const msgId = await new Messages(b.ctx).createOutgoing({ chatId, text: "hi" }, fakeRender());
+  const msgId = await new Messages(b.ctx).createOutgoing({ chatId, text: "hi" }, fakeSend());
   b.sink.take();
   return { chatId, msgId, bob };
 }

@@ -2,10 +2,10 @@
 import assert from "node:assert/strict";
 import { Chats } from "../../src/core/chats.ts";
 import { Contacts } from "../../src/core/contacts.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages, type RenderFn } from "../../src/core/messages.ts";
 import { Store } from "../../src/store/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-import { addPeer, attach, type Bench, bench, fakeRender, NOW_S } from "./_messaging.ts";
+import { addPeer, attach, type Bench, bench, fakeSend, NOW_S } from "./_messaging.ts";
 
 function withChat(b: Bench): { chatId: number; bob: number } {
   const bob = addPeer(b, "bob@relay.test", "b", "Bob");
@@ -22,8 +22,8 @@ Deno.test("createOutgoing() writes message and outbox row, then emits MsgsChange
     const { chatId, bob } = withChat(b);
     const committed: (number | undefined)[] = [];
     b.sink.onPublish = (e) => committed.push("msgId" in e ? reader.msgs.get(e.msgId)?.state : -1);
-    const calls: Parameters<ReturnType<typeof fakeRender>>[] = [];
-    const render = fakeRender(calls);
+    const calls: Parameters<RenderFn>[] = [];
+    const render = fakeSend(calls);
     const id = await new Messages(b.ctx).createOutgoing({ chatId, text: "hi" }, render);
     assert.deepEqual(b.sink.take(), [{ kind: "MsgsChanged", chatId, msgId: id }]);
     assert.deepEqual(committed, [10], "a second connection sees the row when the event arrives");
@@ -61,7 +61,10 @@ Deno.test("createOutgoing() with a throwing renderer leaves no rows, no events, 
     const src = `${dir}/doc.txt`;
     await Deno.writeTextFile(src, "keep me");
     await using file = await attach(src);
-    const failing = () => Promise.reject(new Error("encryption failed"));
+    const failing = {
+      admit: () => Promise.resolve(),
+      render: () => Promise.reject(new Error("encryption failed")),
+    };
     await assert.rejects(
       new Messages(b.ctx).createOutgoing({ chatId, file: { source: file } }, failing),
       /encryption failed/,
@@ -79,10 +82,10 @@ Deno.test("createOutgoing() rolls back the message when the outbox insert fails"
   const b = bench();
   const { chatId } = withChat(b);
   const messages = new Messages(b.ctx);
-  await messages.createOutgoing({ chatId, text: "one" }, fakeRender());
+  await messages.createOutgoing({ chatId, text: "one" }, fakeSend());
   b.sink.take();
   // A second fake renderer starts counting again: the same Message-ID violates the unique index.
-  await assert.rejects(messages.createOutgoing({ chatId, text: "two" }, fakeRender()), /UNIQUE/);
+  await assert.rejects(messages.createOutgoing({ chatId, text: "two" }, fakeSend()), /UNIQUE/);
   assert.equal(b.store.countMessages(), 1);
   assert.equal(b.store.outbox.count(), 1);
   assert.deepEqual(b.sink.events, []);
@@ -97,8 +100,8 @@ Deno.test("createOutgoing() sends a copy of the file and keeps its original name
     await Deno.writeFile(src, new Uint8Array([1, 2, 3, 4, 5, 6, 7]));
     await using file = await attach(src);
     const messages = new Messages(b.ctx);
-    const calls: Parameters<ReturnType<typeof fakeRender>>[] = [];
-    const id = await messages.createOutgoing({ chatId, file: { source: file } }, fakeRender(calls));
+    const calls: Parameters<RenderFn>[] = [];
+    const id = await messages.createOutgoing({ chatId, file: { source: file } }, fakeSend(calls));
     const d = messages.details(id)!;
     assert.match(d.file!, new RegExp(`^${dir}/blobs/[0-9a-f]{32}\\.prv$`));
     assert.equal(calls[0][0].file?.path, d.file);
@@ -114,13 +117,13 @@ Deno.test("createOutgoing() sends a copy of the file and keeps its original name
 Deno.test("createOutgoing() refuses unknown chats and recipients without a key", async () => {
   const b = bench();
   const messages = new Messages(b.ctx);
-  await assert.rejects(messages.createOutgoing({ chatId: 77, text: "x" }, fakeRender()), {
+  await assert.rejects(messages.createOutgoing({ chatId: 77, text: "x" }, fakeSend()), {
     message: "chat 77 not found",
   });
   const carol = new Contacts(b.ctx).upsertAddressContact("carol@relay.test").id;
   const chatId = new Chats(b.ctx).getOrCreate1to1(carol).chatId;
   await assert.rejects(
-    messages.createOutgoing({ chatId, text: "x" }, fakeRender()),
+    messages.createOutgoing({ chatId, text: "x" }, fakeSend()),
     /carol@relay\.test has no encryption key/,
   );
   b.store.close();
@@ -134,7 +137,7 @@ Deno.test("delete() removes messages, queued mail and blobs no other message use
     await Deno.writeTextFile(src, "shared");
     await using file = await attach(src);
     const messages = new Messages(b.ctx);
-    const render = fakeRender();
+    const render = fakeSend();
     const first = await messages.createOutgoing({ chatId, file: { source: file } }, render);
     const second = await messages.createOutgoing({ chatId, file: { source: file } }, render);
     const blob = messages.details(first)!.file!;

@@ -26,7 +26,7 @@ async function send(from: TestAccount, chatId: number, text: string, file?: stri
   await using source = file === undefined ? undefined : await attach(file);
   const msgId = await new Messages(from.ctx).createOutgoing(
     { chatId, text, file: source && { source } },
-    (d, c, r) => from.composer.renderChat(d, c, r),
+    from.send,
   );
   const row = from.store.outbox.due(Date.now()).find((r) => r.msgId === msgId)!;
   new MessageStates(from.ctx).outboxSent(row.id);

@@ -9,10 +9,17 @@ import { blobDirOf } from "../../src/core/context.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
 import { Messages } from "../../src/core/messages.ts";
 import { createMessenger } from "../../src/mail_runtime.ts";
+import type { LicenseSource } from "../../src/license/manager.ts";
 import type { AccessRules } from "../../src/protected_files/pdu.ts";
 import type { SendFileResult } from "../../src/protected_files/service.ts";
 import { makeTempDir, type TempDir } from "../_helpers/temp.ts";
-import { deliverAll, introduce, type TestAccount, testAccount } from "../core/_accounts.ts";
+import {
+  ACTIVE_LICENSE,
+  deliverAll,
+  introduce,
+  type TestAccount,
+  testAccount,
+} from "../core/_accounts.ts";
 
 /** The pair with everything a test needs. */
 export interface PrvPair extends AsyncDisposable {
@@ -29,8 +36,10 @@ export interface PrvPair extends AsyncDisposable {
   clock: { now: number };
 }
 
-/** Creates the pair. */
-export async function prvPair(): Promise<PrvPair> {
+/** Creates the pair; their licenses gate sharing protected files (default: active). */
+export async function prvPair(
+  licenses: { readonly alice?: LicenseSource; readonly bob?: LicenseSource } = {},
+): Promise<PrvPair> {
   const dir = await makeTempDir("prv-pair");
   const filesDir = `${dir.path}/files`;
   await Deno.mkdir(filesDir);
@@ -42,6 +51,7 @@ export async function prvPair(): Promise<PrvPair> {
     blobDirOf(`${dir.path}/a-data`),
     3_600_000,
     now,
+    licenses.alice,
   );
   const bob = await testAccount(
     "bob@relay.test",
@@ -49,6 +59,7 @@ export async function prvPair(): Promise<PrvPair> {
     blobDirOf(`${dir.path}/b-data`),
     3_600_000,
     now,
+    licenses.bob,
   );
   const { bOnA, aOnB } = introduce(alice, bob);
   const aliceChat = new Chats(alice.ctx).getOrCreate1to1(bOnA).chatId;
@@ -106,16 +117,10 @@ export async function sendFile(
     { filesDir, dataDir: dirname(from.ctx.blobDir), blobDir: from.ctx.blobDir },
     { method: "send_msg", verb: "sent" },
   );
-  let afterSend: (() => Promise<void>) | undefined;
   const msgId = await new Messages(from.ctx).createOutgoing(
     { chatId, file: { source: file } },
-    async (draft, chat, recipients) => {
-      const prv = await from.protectedFiles.outgoing(draft, chat, recipients);
-      afterSend = prv.afterSend;
-      return await from.composer.renderChat(prv.draft, chat, recipients);
-    },
+    from.send,
   );
-  await afterSend?.();
   const row = from.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
   return { msgId, raw: row.raw };
 }
@@ -153,8 +158,7 @@ export async function restartBob(p: PrvPair, deviceFingerprint = ""): Promise<vo
     p.bob.ctx,
     p.bob.self,
     (mail) => p.bob.outbox.push(mail),
-    3_600_000,
-    deviceFingerprint,
+    { license: ACTIVE_LICENSE, receiptWindowMs: 3_600_000, deviceFingerprint },
   );
   p.bob = { ...p.bob, ...m };
 }

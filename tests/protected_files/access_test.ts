@@ -115,7 +115,12 @@ Deno.test("A → B: B opens the .prv with the first grant, type from magic bytes
 
 Deno.test("revoke: B's next open is 403 revoked, a running stream ends, S1 is gone", async () => {
   await using p = await prvPair();
-  const { result, bobMsg } = await protectAndSend(p, PNG, RULES);
+  const { result, bobMsg, aliceMsg } = await protectAndSend(p, PNG, RULES);
+  assert.deepEqual(p.alice.sink.take().filter((e) => e.kind.startsWith("Privitty")), [{
+    kind: "PrivittyFileEncrypted",
+    chatId: p.aliceChat,
+    msgId: aliceMsg,
+  }], "the send announced the protected file");
   const v = bobViewer(p);
   const running = (await v.open(bobMsg))!;
   const reader = running.plaintext.getReader();

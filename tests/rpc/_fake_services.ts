@@ -46,7 +46,7 @@ function unavailable(what: string): never {
 
 /** An `OutgoingRenderer` that fails: tests that send pass their own. */
 export const NO_OUTGOING: OutgoingRenderer = {
-  render: () => unavailable("rendering"),
+  chat: { admit: () => unavailable("sending"), render: () => unavailable("rendering") },
   oweReadReceipts: () => unavailable("read receipts"),
   renderControl: () => unavailable("rendering"),
 };

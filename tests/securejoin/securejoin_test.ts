@@ -78,7 +78,7 @@ Deno.test("the inviter adds a group joiner that skips straight to vg-request-wit
   const alice = await testAccount(ALICE, "Alice");
   const bob = await testAccount(BOB, "Bob");
   introduce(alice, bob);
-  const chatId = new Groups(alice.ctx, (d, c, r) => alice.composer.renderChat(d, c, r))
+  const chatId = new Groups(alice.ctx, alice.send)
     .create("Club");
   await bob.secureJoin.join(alice.secureJoin.createInvite(chatId));
   const steps = (await deliverAll(bob, alice)).map((o) => o.kind === "securejoin" && o.step);

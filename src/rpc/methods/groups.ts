@@ -18,7 +18,7 @@ const CHAT_ID: ParamSpec = { name: "chat_id", type: "u32", description: "A group
 const CONTACT_ID: ParamSpec = { name: "contact_id", type: "u32", description: "A contact." };
 
 function groupsOf(s: Services): Groups {
-  return new Groups(contextOf(s), (d, c, r) => s.outgoing.render(d, c, r));
+  return new Groups(contextOf(s), s.outgoing.chat);
 }
 
 /**
@@ -84,7 +84,7 @@ export const leaveGroup: MethodEntry = {
   async handler(s, [, chatId]) {
     const ctx = contextOf(s);
     if (new Chats(ctx).require(chatId as number).type === ChatType.BROADCAST) {
-      await new Channels(ctx, (d, c, r) => s.outgoing.render(d, c, r)).leave(chatId as number);
+      await new Channels(ctx, s.outgoing.chat).leave(chatId as number);
     } else await groupsOf(s).leave(chatId as number);
   },
 };

@@ -9,7 +9,6 @@ import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/fi
 import { MessageStates } from "../../core/message_states.ts";
 import { Messages, Viewtype } from "../../core/messages.ts";
 import { InvalidParamsError, NotFoundError } from "../../errors.ts";
-import { requireLicense } from "../../license/gate.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { describeJson, matchesType } from "../params.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
@@ -21,9 +20,6 @@ const MESSAGE_IDS: ParamSpec = {
 };
 
 /** `MessageData` fields Delta Chat has and this gateway does not send. */
-/** What the license error names when `send_msg` would share a protected file. */
-const SEND_PROTECTED = "send_msg with a protected .prv file";
-
 const UNSUPPORTED = ["html", "location", "quotedText", "overrideSenderName"];
 const VIEWTYPES: readonly string[] = Object.values(Viewtype);
 
@@ -121,35 +117,13 @@ export const sendMsg: MethodEntry = {
     await using file = m.file === undefined
       ? undefined
       : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
-    const outgoing = s.outgoing;
-    let afterSend: (() => Promise<void>) | undefined;
-    let protectedFile = false;
-    const msgId = await new Messages(ctx).createOutgoing({
+    return await new Messages(ctx).createOutgoing({
       chatId: chatId as number,
       text: m.text,
       viewtype: m.viewtype,
       file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
-    }, async (draft, chat, recipients) => {
-      // A .prv: its PDUs ride along (ours), or forwarding is refused (a received one's rule).
-      // Sharing one grants access, which secure_* gates by license: so does send_msg then.
-      const prv = s.protectedFiles
-        ? await s.protectedFiles.outgoing(
-          draft,
-          chat,
-          recipients,
-          () => requireLicense(SEND_PROTECTED, s.license),
-        )
-        : undefined;
-      afterSend = prv?.afterSend;
-      protectedFile = prv?.fileId !== undefined;
-      return await outgoing.render(prv?.draft ?? draft, chat, recipients);
-    });
-    await afterSend?.();
-    if (protectedFile) {
-      ctx.tx.emit({ kind: "PrivittyFileEncrypted", chatId: chatId as number, msgId });
-    }
-    return msgId;
+    }, s.outgoing.chat);
   },
 };
 

@@ -6,7 +6,7 @@ import { GROUP_METHODS } from "../../../src/rpc/methods/groups.ts";
 import { dispatch } from "../../../src/rpc/dispatch.ts";
 import type { Services } from "../../../src/services.ts";
 import { ConfigKey } from "../../../src/store/mod.ts";
-import { fakeRender } from "../../core/_messaging.ts";
+import { fakeRender, fakeSend } from "../../core/_messaging.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
 import { seeded } from "./_messaging.ts";
 
@@ -24,11 +24,10 @@ function services(dir?: string) {
   // seeded() gives Bob a 1-byte fake key; renders go to the fake renderer.
   base.store.config.set(ConfigKey.ADDR, "me@relay.test");
   const calls: Parameters<ReturnType<typeof fakeRender>>[] = [];
-  const render = fakeRender(calls);
   const s = {
     ...base,
     outgoing: {
-      render,
+      chat: fakeSend(calls),
       oweReadReceipts: () => {},
       renderControl: () => Promise.reject(new Error("none")),
     },

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { contextOf } from "../../../src/core/context.ts";
 import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
-import { fakeRender } from "../../core/_messaging.ts";
+import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
 
 /** Renderers that record what they were asked for; each mail gets a new Message-ID. */
@@ -17,7 +17,7 @@ function fakeOutgoing() {
       recipients: to.map((c) => c.addr),
     });
   const outgoing: OutgoingRenderer = {
-    render: fakeRender(),
+    chat: fakeSend(),
     oweReadReceipts: () => {},
     renderControl: (c, to) => {
       asked.push(

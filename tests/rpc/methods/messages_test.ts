@@ -5,15 +5,14 @@ import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import type { MessageRecord } from "../../../src/store/mod.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
-import { fakeRender } from "../../core/_messaging.ts";
+import { fakeSend } from "../../core/_messaging.ts";
 import { BOB_FPR, call, result, rpcError, seeded } from "./_messaging.ts";
 
 /** A renderer that records read receipts. */
 function fakeOutgoing(): OutgoingRenderer & { receipts: MessageRecord[][] } {
-  const render = fakeRender();
   const receipts: MessageRecord[][] = [];
   return {
-    render,
+    chat: fakeSend(),
     oweReadReceipts: (m) => void receipts.push([...m]),
     renderControl: () => Promise.reject(new Error("no controls in this test")),
     receipts,
@@ -314,7 +313,7 @@ Deno.test("delete_messages (204) removes messages; get_message_ids adds day mark
 Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (one transaction)", async () => {
   const base = seeded();
   const outgoing: OutgoingRenderer = {
-    render: fakeRender(),
+    chat: fakeSend(),
     oweReadReceipts: () => {
       throw new Error("disk full");
     },

@@ -3,14 +3,14 @@ import assert from "node:assert/strict";
 import { contextOf } from "../../../src/core/context.ts";
 import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
-import { fakeRender } from "../../core/_messaging.ts";
+import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
 
 /** A renderer whose reaction mails record what they were asked for. */
 function fakeOutgoing() {
   const asked: [string, string, string[]][] = [];
   const outgoing: OutgoingRenderer = {
-    render: fakeRender(),
+    chat: fakeSend(),
     oweReadReceipts: () => {},
     renderControl: (control, to) => {
       assert.equal(control.kind, "reaction");
