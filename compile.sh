@@ -69,7 +69,7 @@ or place denort-$t.zip at $zip, or build where dl.deno.land is reachable."
   --allow-write="$root/src/license/trusted_keys.ts" "$root/scripts/license_keys.ts" ||
   die "cannot write src/license/trusted_keys.ts from license-keys/ (see above)"
 grep -q '^    pem: ' "$root/src/license/trusted_keys.ts" ||
-  echo "compile.sh: warning: license-keys/ holds no public key, so the binary accepts no license (README \"Licenses\")" >&2
+  echo "compile.sh: warning: license-keys/ holds no public key, so the binary accepts no license (docs/licenses.md, Trust boundary)" >&2
 
 mapfile -t flags < <(daemon_permission_flags "$DATA_DIR" "$FILES_DIR")
 dist="${DIST_DIR:-$root/dist}"

@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
 done
 
 # With a data directory to read offline: the license keys trusted when run from source
-# (README "Licenses"), as scripts/start.sh grants them to the daemon.
+# (docs/licenses.md#trust-boundary), as scripts/start.sh grants them to the daemon.
 keys_in="${EDGE_LICENSE_TRUSTED_KEYS:-${PRIVITTY_LICENSE_TRUSTED_KEYS:-}}"
 if [ ${#reads[@]} -gt 1 ] && [ -n "$keys_in" ]; then
   key_files=""

@@ -38,7 +38,8 @@ files_dir="$(abspath "${files_dir:-$data_dir/files}")"
 # The allow-lists name these paths, so they must exist before Deno starts.
 mkdir -p -m 0700 "$data_dir" "$files_dir"
 
-# License public keys trusted when run from source (README "Licenses"): absolute paths, readable.
+# License public keys trusted when run from source (docs/licenses.md#trust-boundary): absolute
+# paths, readable.
 # EDGE_LICENSE_TRUSTED_KEYS wins over its PRIVITTY_ twin, as in src/config.ts.
 key_files="" keys_in="${EDGE_LICENSE_TRUSTED_KEYS:-${PRIVITTY_LICENSE_TRUSTED_KEYS:-}}"
 if [ -n "$keys_in" ]; then

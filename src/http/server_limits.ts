@@ -1,5 +1,5 @@
 /**
- * The HTTP server's connection limits (README "HTTP limits"): how many connections may be open,
+ * The HTTP server's connection limits (docs/methods.md#http-limits): how many connections may be open,
  * and how long a connection may sit without a complete request or between requests.
  */
 

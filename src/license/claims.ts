@@ -3,7 +3,7 @@
  * claim, used by the gateway to read licenses and by the license server to write them.
  */
 
-/** JWT claim names of a license (README "Licenses" documents them). */
+/** JWT claim names of a license (docs/licenses.md#the-license-file documents them). */
 export const LicenseClaim = {
   ID: "jti",
   ISSUED_AT: "iat",

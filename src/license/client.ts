@@ -1,6 +1,6 @@
 /**
  * The gateway's HTTP client to a license server: activate, sync and deactivate, each a POST of
- * `{"device_id"}` below the delivery URL (README "License server API"). Talks to that host only.
+ * `{"device_id"}` below the delivery URL (docs/licenses.md#license-server-api). Talks to that host only.
  */
 import { describeError } from "../errors.ts";
 import { redactUrl } from "./license_file.ts";

@@ -21,7 +21,7 @@ const HIGH_WATER_WRITE_MS = 60_000;
 /**
  * How far past the installed license's issue time a mark stored by an earlier build still counts.
  * Those builds raised the mark to any clock reading, also one far ahead; one day keeps the mark
- * of a gateway synced daily (as README suggests) and drops what a clock ahead added beyond it.
+ * of a gateway synced daily (as docs/licenses.md suggests) and drops what a clock ahead added beyond it.
  */
 export const LEGACY_MARK_LIMIT_MS = 86_400_000;
 

@@ -1,5 +1,5 @@
 /**
- * The license server's HTTP API (README "License server API"): a delivery URL
+ * The license server's HTTP API (docs/licenses.md#license-server-api): a delivery URL
  * `/v1/license/<token>` with `activate`, `sync` and `deactivate` below it, each a POST of
  * `{"device_id"}`; errors are `{"error": code, "message": text}`.
  */

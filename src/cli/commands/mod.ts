@@ -1,6 +1,6 @@
 /**
  * The command table: one entry per command, each defined in its own file. The order here is the
- * order of the help text and of the README table.
+ * order of the help text and of docs/cli.md's table.
  */
 import type { Command } from "../command.ts";
 import { broadcast } from "./broadcast.ts";

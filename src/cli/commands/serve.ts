@@ -1,5 +1,5 @@
 /**
- * `serve`: listed in the command table for help and the README only; main.ts runs the daemon
+ * `serve`: listed in the command table for help and docs/cli.md only; main.ts runs the daemon
  * itself, so this entry has no `run`.
  */
 import type { Command } from "../command.ts";
