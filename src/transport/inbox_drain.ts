@@ -190,14 +190,7 @@ export class InboxDrain {
     raw: Uint8Array,
   ): Promise<boolean> {
     await this.sink.quarantine(msg, reason, raw);
-    log.warn("quarantined a message; kept whole and deleted from the server", {
-      uid: msg.uid,
-      bytes: msg.size,
-      reason,
-    });
-    this.#retryAt.delete(msg.uid);
-    await client.messageDelete(String(msg.uid), { uid: true });
-    return true;
+    return await this.#delete(client, msg, reason, "quarantined a message; kept whole");
   }
 
   async #giveUp(client: Client, msg: InboxMessage, reason: string): Promise<boolean> {
@@ -208,11 +201,12 @@ export class InboxDrain {
     );
     if (head === false) return false;
     await this.sink.giveUp(msg, reason, bytesOf(head.source));
-    log.warn("gave up on a message; recorded as a receive error and deleted", {
-      uid: msg.uid,
-      bytes: msg.size,
-      reason,
-    });
+    return await this.#delete(client, msg, reason, "gave up on a message; recorded as an error");
+  }
+
+  /** Deletes a mail the sink has kept or recorded, with one WARN line saying which. */
+  async #delete(client: Client, msg: InboxMessage, reason: string, what: string): Promise<true> {
+    log.warn(`${what} and deleted from the server`, { uid: msg.uid, bytes: msg.size, reason });
     this.#retryAt.delete(msg.uid);
     await client.messageDelete(String(msg.uid), { uid: true });
     return true;

@@ -201,38 +201,45 @@ Deno.test({
   },
 });
 
+/**
+ * INBOX with "crasher" then "next", the crasher already begun `begun` times by earlier runs that
+ * never finished it; runs the loop (maxAttempts 3) until `done(sink)`.
+ */
+async function drainAfterCrashes(begun: number, done: (sink: MemorySink) => boolean) {
+  await using relay = await startRelay({ filter: false });
+  const box = await inboxWith(relay, (to) => ["crasher", "next"].map((s) => mail(to, s)));
+  try {
+    const sink = new MemorySink();
+    const check = createImapClient(box.endpoint, box.acc.password);
+    check.on("error", () => {});
+    await check.connect();
+    const inbox = await check.mailboxOpen("INBOX");
+    const first = await check.fetchOne("1", { uid: true });
+    await check.logout();
+    assert.ok(first);
+    sink.attempts.set(`${inbox.uidValidity}:${first.uid}`, begun);
+    await runLoop(box.endpoint, box.acc.password, sink, () => done(sink), {
+      limits: { maxAttempts: 3 },
+    });
+    return { sink, left: await box.inboxCount() };
+  } finally {
+    await box.close();
+  }
+}
+
 Deno.test({
   name: "a mail counted at maxAttempts already (it killed the process) is quarantined unread",
   ignore: NO_RELAY,
   async fn() {
-    await using relay = await startRelay({ filter: false });
-    const box = await inboxWith(relay, (to) => ["crasher", "next"].map((s) => mail(to, s)));
-    try {
-      const sink = new MemorySink();
-      // Earlier runs began the first mail three times and never finished it.
-      const check = createImapClient(box.endpoint, box.acc.password);
-      check.on("error", () => {});
-      await check.connect();
-      const inbox = await check.mailboxOpen("INBOX");
-      const first = await check.fetchOne("1", { uid: true });
-      await check.logout();
-      assert.ok(first);
-      sink.attempts.set(`${inbox.uidValidity}:${first.uid}`, 3);
-      await runLoop(
-        box.endpoint,
-        box.acc.password,
-        sink,
-        () => sink.quarantined.length > 0 && sink.delivered.length >= 1,
-        { limits: { maxAttempts: 3 } },
-      );
-      assert.deepEqual(sink.tried, ["next"], "the crasher is not processed again");
-      assert.equal(sink.quarantined[0].subject, "crasher");
-      assert.ok(sink.quarantined[0].bytes > 100, "kept whole");
-      assert.match(sink.quarantined[0].reason, /not processed after 3 attempts/);
-      assert.equal(await box.inboxCount(), 0);
-    } finally {
-      await box.close();
-    }
+    const { sink, left } = await drainAfterCrashes(
+      3,
+      (s) => s.quarantined.length > 0 && s.delivered.length >= 1,
+    );
+    assert.deepEqual(sink.tried, ["next"], "the crasher is not processed again");
+    assert.equal(sink.quarantined[0].subject, "crasher");
+    assert.ok(sink.quarantined[0].bytes > 100, "kept whole");
+    assert.match(sink.quarantined[0].reason, /not processed after 3 attempts/);
+    assert.equal(left, 0);
   },
 });
 
@@ -240,34 +247,16 @@ Deno.test({
   name: "a mail that stopped the process even while fetched for the quarantine keeps its head",
   ignore: NO_RELAY,
   async fn() {
-    await using relay = await startRelay({ filter: false });
-    const box = await inboxWith(relay, (to) => ["crasher", "next"].map((s) => mail(to, s)));
-    try {
-      const sink = new MemorySink();
-      const check = createImapClient(box.endpoint, box.acc.password);
-      check.on("error", () => {});
-      await check.connect();
-      const inbox = await check.mailboxOpen("INBOX");
-      const first = await check.fetchOne("1", { uid: true });
-      await check.logout();
-      assert.ok(first);
-      // Begun once more than maxAttempts: the quarantine's own fetch was one of them.
-      sink.attempts.set(`${inbox.uidValidity}:${first.uid}`, 4);
-      await runLoop(
-        box.endpoint,
-        box.acc.password,
-        sink,
-        () => sink.givenUp.length > 0 && sink.delivered.length >= 1,
-        { limits: { maxAttempts: 3 } },
-      );
-      assert.deepEqual(sink.tried, ["next"]);
-      assert.equal(sink.quarantined.length, 0);
-      assert.equal(sink.givenUp[0].subject, "crasher");
-      assert.match(sink.givenUp[0].reason, /not processed after 4 attempts/);
-      assert.equal(await box.inboxCount(), 0);
-    } finally {
-      await box.close();
-    }
+    // Begun once more than maxAttempts: the quarantine's own fetch was one of them.
+    const { sink, left } = await drainAfterCrashes(
+      4,
+      (s) => s.givenUp.length > 0 && s.delivered.length >= 1,
+    );
+    assert.deepEqual(sink.tried, ["next"]);
+    assert.equal(sink.quarantined.length, 0);
+    assert.equal(sink.givenUp[0].subject, "crasher");
+    assert.match(sink.givenUp[0].reason, /not processed after 4 attempts/);
+    assert.equal(left, 0);
   },
 });
 
