@@ -1,4 +1,5 @@
 /** A wrong clock for one daemon (Debian's libfaketime, file-controlled) and certificates on it. */
+import { type Relay, startRelay } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 
 /**
@@ -213,4 +214,24 @@ export async function certValidity(certFile: string): Promise<{ from: number; to
   const to = /notAfter=(.+)/.exec(text)?.[1];
   if (!out.success || !from || !to) throw new Error(`openssl x509 could not read ${certFile}`);
   return { from: Date.parse(from), to: Date.parse(to) };
+}
+
+/**
+ * A filtered test relay serving a certificate like a real one ({@link makeRealisticCert});
+ * disposing it stops the relay, then removes the certificate.
+ */
+export async function startFieldRelay(): Promise<Relay> {
+  const certDir = await makeTempDir("relay-cert");
+  const tls = await makeRealisticCert(certDir.path);
+  const relay = await startRelay({
+    filter: true,
+    args: ["--tls-cert", tls.cert, "--tls-key", tls.key],
+  });
+  const stop = relay[Symbol.asyncDispose].bind(relay);
+  return Object.assign(relay, {
+    [Symbol.asyncDispose]: async () => {
+      await stop();
+      await certDir.cleanup();
+    },
+  });
 }

@@ -13,14 +13,13 @@ import {
   FakeClock,
   faketimeInstalled,
   logTimes,
-  makeRealisticCert,
   offsetMs,
+  startFieldRelay,
 } from "../_helpers/faketime.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { poll } from "../_helpers/poll.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
 
 const DAY = 86_400_000;
 /**
@@ -77,12 +76,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
-    await using certDir = await makeTempDir("relay-cert");
-    const tls = await makeRealisticCert(certDir.path);
-    await using relay = await startRelay({
-      filter: true,
-      args: ["--tls-cert", tls.cert, "--tls-key", tls.key],
-    });
+    await using relay = await startFieldRelay();
     // First booted 3 days behind, as a box up before NTP (it makes its key then), and set right
     // before the join.
     await using clock = await FakeClock.create("-3d");

@@ -5,11 +5,10 @@
  */
 import { deltaChatInstalled, DeltaChatPeer } from "../_helpers/deltachat_peer.ts";
 import { deltaChatSide, ExactlyOnce, gatewaySide } from "../_helpers/exactly_once.ts";
-import { FakeClock, faketimeInstalled, makeRealisticCert } from "../_helpers/faketime.ts";
+import { FakeClock, faketimeInstalled, startFieldRelay } from "../_helpers/faketime.ts";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { dcSecureJoin } from "../_helpers/mixed_peers.ts";
-import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
 
 Deno.test({
   name: "a gateway ahead of and behind Delta Chat's clock: messages both ways arrive exactly once",
@@ -17,12 +16,7 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
-    await using certDir = await makeTempDir("relay-cert");
-    const tls = await makeRealisticCert(certDir.path);
-    await using relay = await startRelay({
-      filter: true,
-      args: ["--tls-cert", tls.cert, "--tls-key", tls.key],
-    });
+    await using relay = await startFieldRelay();
     // First booted 3 days behind, as a box up before NTP (it makes its key then), and set right
     // before the join.
     await using clock = await FakeClock.create("-3d");
