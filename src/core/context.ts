@@ -122,23 +122,6 @@ export function blobDirOf(dataDir: string): string {
   return `${dataDir.replace(/\/+$/, "")}/${DataDirLayout.BLOB_DIR}`;
 }
 
-/** The context for one RPC request or route, from the daemon's services. */
-export function contextOf(
-  s: {
-    store: Store;
-    events: EventSink;
-    config: { dataDir: string };
-    wakeSender?: WakeSender;
-  },
-): CoreContext {
-  return createCoreContext({
-    store: s.store,
-    events: s.events,
-    blobDir: blobDirOf(s.config.dataDir),
-    wakeSender: s.wakeSender,
-  });
-}
-
 /** Unix seconds of the context's clock. */
 export function nowSeconds(ctx: CoreContext): number {
   return Math.floor(ctx.now() / 1000);
