@@ -9,6 +9,7 @@ import { blobDirOf } from "../src/core/context.ts";
 import { loadIdentity } from "../src/core/identity.ts";
 import { generateAccountKey } from "../src/crypto/keygen.ts";
 import { EventBus } from "../src/events/bus.ts";
+import type { LicenseSource } from "../src/license/manager.ts";
 import { EventJournal } from "../src/events/journal.ts";
 import { toWire } from "../src/events/types.ts";
 import { sseFrame } from "../src/http/events_route.ts";
@@ -31,7 +32,16 @@ async function gatewayHandler(): Promise<(req: Request) => Response | Promise<Re
   store.config.set(ConfigKey.ADDR, addr);
   store.keys.add(await generateAccountKey(addr));
   const bus = new EventBus({ queueLimit: 100_000, journal: new EventJournal(store.events) });
-  const license = { status: () => "no_license", isActive: () => false };
+  const noLicense = () => Promise.reject(new Error("the SSE bench manages no license"));
+  const license: LicenseSource = {
+    status: () => "no_license",
+    isActive: () => false,
+    reason: () => "",
+    describe: () => ({ status: "no_license" }),
+    activate: noLicense,
+    sync: noLicense,
+    deactivate: noLicense,
+  };
   const config = parseConfig(["--data-dir", "/tmp/edge-bench-unused"], () => undefined);
   const services: Services = {
     config,

@@ -10,10 +10,11 @@ import type { ReceiveOutcome } from "../../src/core/receive.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
 import { RecordingSink } from "./_messaging.ts";
 
 /** A license that lets every gated step through. */
-export const ACTIVE_LICENSE: LicenseSource = { status: () => "active", isActive: () => true };
+export const ACTIVE_LICENSE: LicenseSource = new FakeLicense("active");
 
 /** One in-memory account. */
 export interface TestAccount extends AccountCore {

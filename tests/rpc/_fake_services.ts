@@ -15,19 +15,8 @@ import { readPrivateKey } from "../../src/crypto/pgp.ts";
 import { EventBus } from "../../src/events/bus.ts";
 import type { Services } from "../../src/services.ts";
 import { Store } from "../../src/store/mod.ts";
-import type { LicenseSource } from "../../src/license/manager.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
 import { InboxReception } from "../../src/core/inbox_reception.ts";
-
-/** A license source with a fixed status; `active` makes gated methods callable. */
-export class FakeLicense implements LicenseSource {
-  constructor(public current: string = "no_license") {}
-  status(): string {
-    return this.current;
-  }
-  isActive(): boolean {
-    return this.current === "active";
-  }
-}
 
 /** The account's address; the store is left unprovisioned until a test writes it. */
 export const FAKE_ADDR = "me@relay.test";
