@@ -169,5 +169,3 @@ export const CHAT_METHODS: readonly MethodEntry[] = [
   getFullChatById,
   getChatEphemeralTimer,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = CHAT_METHODS;

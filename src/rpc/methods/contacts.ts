@@ -60,5 +60,3 @@ export const CONTACT_METHODS: readonly MethodEntry[] = [
   lookupContactIdByAddr,
   getContact,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = CONTACT_METHODS;

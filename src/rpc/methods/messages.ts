@@ -229,5 +229,3 @@ export const MESSAGE_METHODS: readonly MethodEntry[] = [
   getFreshMsgs,
   deleteMessages,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = MESSAGE_METHODS;
