@@ -4,7 +4,12 @@
  * which publishes N events. With `--naive` it serves the baseline instead: one ReadableStream
  * enqueue per event.
  */
+import { createAccountCore } from "../src/account/core.ts";
+import { blobDirOf } from "../src/core/context.ts";
+import { loadIdentity } from "../src/core/identity.ts";
+import { generateAccountKey } from "../src/crypto/keygen.ts";
 import { EventBus } from "../src/events/bus.ts";
+import type { LicenseSource } from "../src/license/manager.ts";
 import { EventJournal } from "../src/events/journal.ts";
 import { toWire } from "../src/events/types.ts";
 import { sseFrame } from "../src/http/events_route.ts";
@@ -12,7 +17,7 @@ import { createApp } from "../src/http/app.ts";
 import { serviceHealth } from "../src/http/health_route.ts";
 import { parseConfig } from "../src/config.ts";
 import { buildMethodTable } from "../src/rpc/methods/mod.ts";
-import { Store } from "../src/store/mod.ts";
+import { ConfigKey, Store } from "../src/store/mod.ts";
 import { ViewerSessions } from "../src/viewer/session.ts";
 import { noProtectedFiles } from "../src/viewer/stream.ts";
 import type { Services } from "../src/services.ts";
@@ -21,29 +26,38 @@ const port = Number(Deno.args[0] ?? 7398);
 const naive = Deno.args.includes("--naive");
 const payload = (size: number) => "x".repeat(size);
 
-function gatewayHandler(): (req: Request) => Response | Promise<Response> {
+async function gatewayHandler(): Promise<(req: Request) => Response | Promise<Response>> {
   const store = Store.open(":memory:");
+  const addr = "bench@relay.test";
+  store.config.set(ConfigKey.ADDR, addr);
+  store.keys.add(await generateAccountKey(addr));
   const bus = new EventBus({ queueLimit: 100_000, journal: new EventJournal(store.events) });
+  const noLicense = () => Promise.reject(new Error("the SSE bench manages no license"));
+  const license: LicenseSource = {
+    status: () => "no_license",
+    isActive: () => false,
+    reason: () => "",
+    describe: () => ({ status: "no_license" }),
+    activate: noLicense,
+    sync: noLicense,
+    deactivate: noLicense,
+  };
+  const config = parseConfig(["--data-dir", "/tmp/edge-bench-unused"], () => undefined);
   const services: Services = {
-    config: parseConfig(["--data-dir", "/tmp/edge-bench-unused"], () => undefined),
+    config,
     store,
     events: bus,
     connectivity: { level: () => 4000 },
-    license: { status: () => "no_license", isActive: () => false },
+    license,
     startedAt: Date.now(),
-    outgoing: {
-      chat: {
-        admit: () => Promise.reject(new Error("the SSE bench sends no mail")),
-        render: () => Promise.reject(new Error("the SSE bench sends no mail")),
-      },
-      renderControl: () => Promise.reject(new Error("the SSE bench sends no mail")),
-      oweReadReceipts: () => {},
-    },
-    secureJoin: {
-      createInvite: () => "",
-      join: () => Promise.reject(new Error("the SSE bench joins nothing")),
-    },
-    wakeSender: () => {},
+    // The account's real core; the bench publishes events only, so it never sends or receives.
+    core: createAccountCore({
+      store,
+      events: bus,
+      blobDir: blobDirOf(config.dataDir),
+      self: await loadIdentity(store),
+      license,
+    }),
     quarantine: {
       retryQuarantined: () => Promise.reject(new Error("the SSE bench receives no mail")),
     },
@@ -96,5 +110,5 @@ function naiveHandler(): (req: Request) => Response {
 
 Deno.serve(
   { hostname: "127.0.0.1", port, onListen: () => console.log("listening") },
-  naive ? naiveHandler() : gatewayHandler(),
+  naive ? naiveHandler() : await gatewayHandler(),
 );

@@ -74,10 +74,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     connectivity,
     license: account.license,
     startedAt: Date.now(),
-    outgoing: mail.outgoing,
-    secureJoin: mail.secureJoin,
-    protectedFiles: mail.protectedFiles,
-    wakeSender: mail.wakeSender,
+    core: mail.core,
     quarantine: mail.reception,
   };
   const loops = new AbortController();
@@ -102,7 +99,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     bus,
     viewer: {
       sessions: new ViewerSessions({ fingerprint: account.device.fingerprint, events: bus }),
-      openProtectedFile: protectedFileSource(mail.protectedFiles, bus),
+      openProtectedFile: protectedFileSource(mail.core.protectedFiles, bus),
     },
     cors: config.cors,
     ssePingMs: config.ssePingMs,

@@ -1,26 +1,15 @@
 /**
- * The running messenger of one account: composes the reception pipeline, the SMTP outbox loop,
- * SecureJoin and receipts over the store, and gives the daemon what it wires into the IMAP loop
- * (`reception`) and into `Services` (`outgoing`, `secureJoin`).
+ * The running account: its core (`src/account/core.ts`, built once here) with the transports
+ * around it: the SMTP outbox loop, the IMAP drain's sink (`reception`) and the sweep of messages
+ * waiting for a join. The daemon wires `reception` into the IMAP loop and `core` into `Services`.
  */
-import { blobDirOf, type CoreContext, createCoreContext } from "./core/context.ts";
-import { loadIdentity, type SelfIdentity } from "./core/identity.ts";
+import { type AccountCore, createAccountCore } from "./account/core.ts";
+import { blobDirOf } from "./core/context.ts";
+import { loadIdentity } from "./core/identity.ts";
 import { InboxReception } from "./core/inbox_reception.ts";
-import { MailComposer } from "./core/mail_composer.ts";
-import { MessageStates } from "./core/message_states.ts";
-import { ComposerOutgoing, type OutgoingRenderer } from "./core/outgoing.ts";
-import { JoinWait } from "./core/join_wait.ts";
-import { Messages, type RenderedMail, type SendSteps } from "./core/messages.ts";
-import { PeerKeyCache } from "./core/peer_keys.ts";
-import { ReceiptBatcher } from "./core/receipt_batcher.ts";
-import { Receiver } from "./core/receive.ts";
 import type { EventSink } from "./events/types.ts";
-import { requireLicense } from "./license/gate.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import { logger } from "./log.ts";
-import { deviceKeyOf } from "./protected_files/key_shares.ts";
-import { ProtectedFiles } from "./protected_files/service.ts";
-import { SecureJoin } from "./securejoin/mod.ts";
 import type { Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
 import type { MailProblemSink } from "./transport/mail_problem.ts";
@@ -28,9 +17,6 @@ import type { ServerParams } from "./transport/server_params.ts";
 import { type OutboxQueue, SmtpLoop } from "./transport/smtp_loop.ts";
 
 const log = logger("mail");
-
-/** What sharing a protected file is called in the license gate's -32001 message. */
-const SEND_PROTECTED = "send_msg with a protected .prv file";
 
 /** How often messages waiting for a join are checked for a join that timed out. */
 const JOIN_SWEEP_MS = 30_000;
@@ -54,12 +40,8 @@ export interface MailRuntimeOptions {
 
 /** What the daemon wires. */
 export interface MailRuntime {
-  readonly outgoing: OutgoingRenderer;
-  readonly protectedFiles: ProtectedFiles;
-  readonly secureJoin: SecureJoin;
-  readonly receiver: Receiver;
-  /** Wakes the SMTP loop (after a commit that queued mail, see `DomainTx.mailQueued`). */
-  readonly wakeSender: () => void;
+  /** The account's core; its outbox writes wake the SMTP loop after their commit. */
+  readonly core: AccountCore;
   /** Where the IMAP loop drains INBOX to (the pipeline with an attempt count per mail). */
   readonly reception: InboxReception;
   start(signal: AbortSignal): void;
@@ -68,9 +50,9 @@ export interface MailRuntime {
 }
 
 /** The outbox table as the SMTP loop sees it. */
-export function outboxQueue(ctx: CoreContext): OutboxQueue {
-  const states = new MessageStates(ctx);
-  const outbox = ctx.store.outbox;
+export function outboxQueue(core: AccountCore): OutboxQueue {
+  const states = core.states;
+  const outbox = core.ctx.store.outbox;
   return {
     due: (now, limit) => outbox.due(now, limit),
     nextDueAt: () => outbox.nextDueAt(),
@@ -81,143 +63,40 @@ export function outboxQueue(ctx: CoreContext): OutboxQueue {
   };
 }
 
-/** The messenger's parts over one account, independent of how mail is sent. */
-export interface Messenger {
-  readonly self: SelfIdentity;
-  readonly composer: MailComposer;
-  /** The steps every chat message of ours takes, whatever its chat or path. */
-  readonly send: SendSteps;
-  readonly secureJoin: SecureJoin;
-  readonly receipts: ReceiptBatcher;
-  readonly receiver: Receiver;
-  /** Protected files: key shares, PDUs, grants held in memory. */
-  readonly protectedFiles: ProtectedFiles;
-  /**
-   * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
-   * else the chats of join records, for timeouts); the outbox rows wake the sender.
-   */
-  settleJoinWaits(all?: boolean): Promise<void>;
-}
-
-/**
- * Composes the messenger over `ctx`: mails to send go to `queue` (the daemon's puts them in the
- * outbox; tests hand them from one account to another); chat messages that waited for a join
- * are written to the outbox directly. Outbox writes wake the sender after their commit
- * (`DomainTx.mailQueued`).
- */
-export function createMessenger(
-  ctx: CoreContext,
-  self: SelfIdentity,
-  queue: (mail: RenderedMail) => void,
-  o: { license: LicenseSource; receiptWindowMs?: number; deviceFingerprint?: string },
-): Messenger {
-  const keys = new PeerKeyCache();
-  const composer = new MailComposer(self, keys);
-  const joinWait = new JoinWait(ctx);
-  const protectedFiles = new ProtectedFiles({
-    ctx,
-    self,
-    renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
-    queue,
-    deviceKey: deviceKeyOf(o.deviceFingerprint ?? ""),
-  });
-  // The one send pipeline: protected-file rules and the license gate, then the mail with the
-  // file's PDUs, announced with the commit; separate PDU mails go out after it.
-  const gate = () => requireLicense(SEND_PROTECTED, o.license);
-  const send: SendSteps = {
-    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
-    render: async (d, c, r) => {
-      const prv = await protectedFiles.outgoing(d, c, r, gate);
-      const mail = await composer.renderChat(prv.draft, c, r);
-      const fileId = prv.fileId;
-      return {
-        ...mail,
-        ...(fileId === undefined ? {} : {
-          announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
-        }),
-        ...(prv.afterSend === undefined ? {} : { afterCommit: prv.afterSend }),
-      };
-    },
-  };
-  const secureJoin = new SecureJoin({
-    ctx,
-    self,
-    composer,
-    send,
-    queue,
-    onJoined: async (chatId) => {
-      await joinWait.settle(chatId, send);
-    },
-  });
-  const receipts = new ReceiptBatcher(ctx, composer, queue, o.receiptWindowMs);
-  const receiver = new Receiver({
-    ctx,
-    reader: {
-      privateKey: self.privateKey,
-      keys,
-      now: () => ctx.now(),
-      channelSecrets: () => ctx.store.chats.subscribedSecrets(),
-      knownKeys: (addr) =>
-        ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
-          k.length > 0
-        ),
-    },
-    selfFingerprint: self.fingerprint,
-    secureJoin,
-    protectedFiles,
-    deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
-  });
-  const settleJoinWaits = async (all = false) => {
-    await joinWait.settleAll(send, all);
-  };
-  return { self, composer, send, secureJoin, receipts, receiver, protectedFiles, settleJoinWaits };
-}
-
 /** Builds the runtime for a provisioned account (loads and parses the key once). */
 export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRuntime> {
   const loops: { smtp?: SmtpLoop } = {};
-  const wakeSender = () => loops.smtp?.wake();
-  const ctx = createCoreContext({
+  const core = createAccountCore({
     store: o.store,
     events: o.events,
     blobDir: blobDirOf(o.dataDir),
-    wakeSender,
+    self: await loadIdentity(o.store),
+    license: o.license,
+    deviceFingerprint: o.deviceFingerprint,
+    wakeSender: () => loops.smtp?.wake(),
   });
   const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,
-    queue: outboxQueue(ctx),
+    queue: outboxQueue(core),
     events: o.events,
-    now: () => ctx.now(),
+    now: () => core.ctx.now(),
     monotonic: monotonicNow,
     problems: o.problems,
   });
-  const messages = new Messages(ctx);
-  const m = createMessenger(
-    ctx,
-    await loadIdentity(o.store),
-    (mail) => {
-      messages.enqueueMail(mail); // wakes the SMTP loop after its commit
-    },
-    { license: o.license, deviceFingerprint: o.deviceFingerprint },
-  );
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();
   /** One settle at a time; `stop()` waits for the last before the store closes. */
   const settle = (all: boolean) => {
-    settling = settling.then(() => m.settleJoinWaits(all)).catch((err) =>
+    settling = settling.then(() => core.settleJoinWaits(all)).catch((err) =>
       log.warn("messages waiting for a join could not be settled", {
         error: err instanceof Error ? err.message : String(err),
       })
     );
   };
   return {
-    outgoing: new ComposerOutgoing(m.composer, m.receipts, m.send),
-    secureJoin: m.secureJoin,
-    protectedFiles: m.protectedFiles,
-    receiver: m.receiver,
-    wakeSender,
-    reception: new InboxReception(ctx, m.receiver, { noteGarbage: o.noteGarbage }),
+    core,
+    reception: new InboxReception(core.ctx, core.receiver, { noteGarbage: o.noteGarbage }),
     start: (signal) => {
       smtp.start(signal);
       settle(true);
@@ -227,7 +106,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     stop: async () => {
       clearInterval(sweep);
       await settling;
-      await m.receipts.close();
+      await core.receipts.close();
       await smtp.stop();
     },
   };

@@ -1,7 +1,8 @@
 /**
- * What the domain modules share: the store, the clock, the blob directory and a transaction
- * runner that publishes the events a mutation queued, and wakes the mail sender for the mails
- * it queued, only after the outermost commit.
+ * What the domain modules share: the store, the clock, the blob directory with the blobs held
+ * for sends still rendering, and a transaction runner that publishes the events a mutation
+ * queued, and wakes the mail sender for the mails it queued, only after the outermost commit.
+ * The account core builds one per account (`src/account/core.ts`).
  */
 import { DataDirLayout } from "../constants.ts";
 import type { EventSink, GatewayEvent } from "../events/types.ts";
@@ -13,32 +14,33 @@ export type Emit = (event: GatewayEvent) => void;
 /** Wakes whatever sends the outbox (the SMTP loop); called after a commit that queued mail. */
 export type WakeSender = () => void;
 
-/** What the open `run` of a database collected: events with their sinks, senders to wake. */
+/** What the open `run` collected: events to publish, whether a mail was queued. */
 interface OpenRun {
-  readonly events: [EventSink, GatewayEvent][];
-  readonly wake: Set<WakeSender>;
+  readonly events: GatewayEvent[];
+  mailQueued: boolean;
 }
-
-/** The open `run` of each database. */
-const openRuns = new WeakMap<Db, OpenRun>();
 
 /**
  * Runs synchronous store work in one transaction and publishes the events queued during it once
- * the outermost `run` on the same database committed: nested `run`s (of this or any other
- * DomainTx on that database) join the outer transaction and its queue; a rollback drops the
- * queue. Code that groups several domain calls into one transaction (the reception pipeline)
- * must use `run`, not `store.db.tx`, or events would be published before the commit.
+ * the outermost `run` committed: nested `run`s join the outer transaction and its queue; a
+ * rollback drops the queue. There is one DomainTx per account database (the account core's
+ * context), so every domain object of the account joins the same open run. Code that groups
+ * several domain calls into one transaction (the reception pipeline) must use `run`, not
+ * `store.db.tx`, or events would be published before the commit.
  */
 export class DomainTx {
+  /** The open outermost `run`, if any. */
+  #open: OpenRun | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly sink: EventSink,
     private readonly wakeSender: WakeSender = () => {},
   ) {}
 
-  /** True while a `run` is open on this database. */
+  /** True while a `run` is open. */
   get active(): boolean {
-    return openRuns.has(this.db);
+    return this.#open !== undefined;
   }
 
   /**
@@ -46,31 +48,30 @@ export class DomainTx {
    * senders of mails it queued (`mailQueued`) are woken after that.
    */
   run<T>(fn: (emit: Emit) => T): T {
-    const outer = openRuns.get(this.db);
-    if (outer !== undefined) return fn((e) => outer.events.push([this.sink, e]));
-    const run: OpenRun = { events: [], wake: new Set() };
-    openRuns.set(this.db, run);
+    const outer = this.#open;
+    if (outer !== undefined) return fn((e) => outer.events.push(e));
+    const run: OpenRun = { events: [], mailQueued: false };
+    this.#open = run;
     let out: T;
     try {
       out = this.db.tx(() => {
-        const value = fn((e) => run.events.push([this.sink, e]));
+        const value = fn((e) => run.events.push(e));
         if (value instanceof Promise) {
           throw new TypeError("DomainTx.run() takes a synchronous function");
         }
         return value;
       });
     } finally {
-      openRuns.delete(this.db);
+      this.#open = undefined;
     }
-    for (const [sink, event] of run.events) sink.publish(event);
-    for (const wake of run.wake) wake();
+    for (const event of run.events) this.sink.publish(event);
+    if (run.mailQueued) this.wakeSender();
     return out;
   }
 
-  /** Publishes at once, or after the commit when a `run` is open on this database. */
+  /** Publishes at once, or after the commit when a `run` is open. */
   emit(event: GatewayEvent): void {
-    const run = openRuns.get(this.db);
-    if (run !== undefined) run.events.push([this.sink, event]);
+    if (this.#open !== undefined) this.#open.events.push(event);
     else this.sink.publish(event);
   }
 
@@ -80,9 +81,31 @@ export class DomainTx {
    * never before its row is committed.
    */
   mailQueued(): void {
-    const run = openRuns.get(this.db);
-    if (run !== undefined) run.wake.add(this.wakeSender);
+    if (this.#open !== undefined) this.#open.mailQueued = true;
     else this.wakeSender();
+  }
+}
+
+/**
+ * Blobs copied for sends still rendering, counted by path, so that a delete running meanwhile
+ * does not remove a blob no stored message uses yet. One per account, in its context.
+ */
+export class BlobHolds {
+  readonly #held = new Map<string, number>();
+
+  /** Holds `path` until as many `release`s. */
+  hold(path: string): void {
+    this.#held.set(path, (this.#held.get(path) ?? 0) + 1);
+  }
+
+  release(path: string): void {
+    const n = (this.#held.get(path) ?? 0) - 1;
+    if (n > 0) this.#held.set(path, n);
+    else this.#held.delete(path);
+  }
+
+  has(path: string): boolean {
+    return this.#held.has(path);
   }
 }
 
@@ -92,6 +115,8 @@ export interface CoreContext {
   readonly tx: DomainTx;
   /** Absolute path of the blob directory. */
   readonly blobDir: string;
+  /** Blobs of sends still rendering (`Messages.createOutgoing`). */
+  readonly blobHolds: BlobHolds;
   /** Current time in Unix milliseconds. */
   now(): number;
 }
@@ -107,12 +132,13 @@ export interface CoreOptions {
   readonly wakeSender?: WakeSender;
 }
 
-/** Builds the shared context; cheap, so one per request is fine (see `DomainTx`). */
+/** Builds the shared context of one account: build it once (see `DomainTx`). */
 export function createCoreContext(o: CoreOptions): CoreContext {
   return {
     store: o.store,
     tx: new DomainTx(o.store.db, o.events, o.wakeSender),
     blobDir: o.blobDir,
+    blobHolds: new BlobHolds(),
     now: o.now ?? Date.now,
   };
 }
@@ -120,23 +146,6 @@ export function createCoreContext(o: CoreOptions): CoreContext {
 /** The blob directory inside a data directory (as `get_info` reports it). */
 export function blobDirOf(dataDir: string): string {
   return `${dataDir.replace(/\/+$/, "")}/${DataDirLayout.BLOB_DIR}`;
-}
-
-/** The context for one RPC request or route, from the daemon's services. */
-export function contextOf(
-  s: {
-    store: Store;
-    events: EventSink;
-    config: { dataDir: string };
-    wakeSender?: WakeSender;
-  },
-): CoreContext {
-  return createCoreContext({
-    store: s.store,
-    events: s.events,
-    blobDir: blobDirOf(s.config.dataDir),
-    wakeSender: s.wakeSender,
-  });
 }
 
 /** Unix seconds of the context's clock. */

@@ -84,15 +84,6 @@ export interface ChatMessageIdsOptions {
   readonly dayMarkers?: boolean;
 }
 
-/** Blobs copied for sends still rendering (by path), so no concurrent delete removes them. */
-const sending = new Map<string, number>();
-
-function hold(path: string, delta: 1 | -1): void {
-  const n = (sending.get(path) ?? 0) + delta;
-  if (n > 0) sending.set(path, n);
-  else sending.delete(path);
-}
-
 function unknownSender(id: number): ContactDetails {
   return {
     id,
@@ -195,7 +186,7 @@ export class Messages {
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
-    if (blob) hold(blob.path, 1);
+    if (blob) this.ctx.blobHolds.hold(blob.path);
     let msgId: number | undefined;
     try {
       const draft: OutgoingDraft = {
@@ -222,7 +213,7 @@ export class Messages {
       await mail.afterCommit?.();
       return msgId;
     } finally {
-      if (blob) hold(blob.path, -1);
+      if (blob) this.ctx.blobHolds.release(blob.path);
       if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
     }
   }
@@ -355,7 +346,7 @@ export class Messages {
   }
 
   async #dropUnusedBlob(blob: string): Promise<void> {
-    if (sending.has(blobPath(this.ctx.blobDir, blob))) return;
+    if (this.ctx.blobHolds.has(blobPath(this.ctx.blobDir, blob))) return;
     if (this.ctx.store.msgs.fileRefs(blob) === 0) await removeBlob(this.ctx.blobDir, blob);
   }
 }

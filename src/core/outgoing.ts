@@ -1,8 +1,8 @@
 /**
- * The sending side RPC methods use: the account's send steps for chat messages (the one pipeline,
- * built once by the messenger), control mails rendered by its composer, and read receipts owed.
- * Queuing is the domain's job (the outbox row is written with the message; `DomainTx.mailQueued`
- * wakes the sender after the commit).
+ * How the account makes the mails of ours: its send steps for chat messages (the one pipeline,
+ * built once by the account core), control mails rendered by its composer, and read receipts
+ * owed. Queuing is the domain's job (the outbox row is written with the message;
+ * `DomainTx.mailQueued` wakes the sender after the commit).
  */
 import type { MessageRecord } from "../store/mod.ts";
 import type { ContactRecord } from "../store/mod.ts";

@@ -90,8 +90,8 @@ export interface ReceiveDeps {
   readonly reader: MailReaderDeps;
   /** Our own fingerprint (mail signed by it is our own and ignored). */
   readonly selfFingerprint: string;
-  readonly secureJoin?: SecureJoinReceiver;
-  readonly protectedFiles?: ProtectedFileReceiver;
+  readonly secureJoin: SecureJoinReceiver;
+  readonly protectedFiles: ProtectedFileReceiver;
   /**
    * A peer gateway asked for a delivery receipt of a message we just stored; called inside the
    * transaction that stores it (so it must be synchronous store work).
@@ -156,7 +156,7 @@ export class Receiver {
     const stepHeader = mail.headers.get(Header.SECURE_JOIN);
     const step = parseSecureJoinStep(stepHeader);
     if (!mail.encrypted) {
-      if (isSecureJoinRequest(step) && this.deps.secureJoin) {
+      if (isSecureJoinRequest(step)) {
         await this.deps.secureJoin.onRequest(mail, step);
         return { kind: "securejoin", step };
       }
@@ -181,14 +181,13 @@ export class Receiver {
       return { kind: "ignored", reason: `unknown SecureJoin step "${stepHeader.trim()}"` };
     }
     if (step !== undefined && step !== SecureJoinStep.VG_MEMBER_ADDED) {
-      if (this.deps.secureJoin === undefined) return { kind: "ignored", reason: "SecureJoin off" };
       await this.deps.secureJoin.onStep(mail, step);
       return { kind: "securejoin", step };
     }
     // vg-member-added ends a group join and is the group's member-added message for everyone.
-    if (step !== undefined) await this.deps.secureJoin?.onStep(mail, step);
+    if (step !== undefined) await this.deps.secureJoin.onStep(mail, step);
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
-    if (pdus.length > 0 && this.deps.protectedFiles && chatContent(mail).file === undefined) {
+    if (pdus.length > 0 && chatContent(mail).file === undefined) {
       const contact = this.#contacts.byFingerprint(mail.signer);
       if (contact === undefined) {
         const read = await this.deps.protectedFiles.onStrangerPdus(
@@ -317,7 +316,7 @@ export class Receiver {
         content.file.mime,
       );
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
-    const prv = file && pdus.length > 0 && this.deps.protectedFiles
+    const prv = file && pdus.length > 0
       ? await this.deps.protectedFiles.prepare(pdus, senderOf(mail), file)
       : undefined;
     const wantsMdn = mail.headers.get(Header.CHAT_DISPOSITION_NOTIFICATION_TO);
@@ -351,7 +350,7 @@ export class Receiver {
         inReplyTo: stripAngles(mail.headers.get(Header.IN_REPLY_TO)),
       });
       if (result.outcome === "created" && prv !== undefined) {
-        this.deps.protectedFiles?.record(prv, result.msgId, chatId, contact.id);
+        this.deps.protectedFiles.record(prv, result.msgId, chatId, contact.id);
       }
       if (result.outcome === "created" && sameAddr(wantsReceipt, mail.from.addr)) {
         // In this transaction: the owed receipt is stored with the message (crash-safe).

@@ -27,7 +27,7 @@ export function requireLicense(method: string, license: LicenseSource): void {
   if (license.isActive()) return;
   const status = license.status();
   if (status === LicenseStatus.NO_LICENSE) throw new LicenseRequiredError(method);
-  const reason = license.reason?.();
+  const reason = license.reason();
   throw new GatewayError(
     `License required: "${method}" needs an active license, but the license status is ${status}` +
       (reason ? ` (${reason})` : "") + `. ${FIX[status] ?? `Activate one with: ${ACTIVATE}`}`,

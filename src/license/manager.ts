@@ -47,16 +47,16 @@ export interface LicenseSource {
   /** `"no_license"` or another status value; gated methods run only when `isActive()`. */
   status(): string;
   isActive(): boolean;
-  /** Optional: why the status is what it is, in words a person can act on. */
-  reason?(): string;
-  /** Optional: the status plus the license's public fields (id, type, expiry), for `license_status`. */
-  describe?(): Record<string, string | number | boolean | null>;
+  /** Why the status is what it is, in words a person can act on ('' when nothing to add). */
+  reason(): string;
+  /** The status plus the license's public fields (id, type, expiry), for `license_status`. */
+  describe(): Record<string, string | number | boolean | null>;
   /** Activates the license behind a delivery URL; resolves with `describe()`. */
-  activate?(url: string): Promise<Record<string, string | number | boolean | null>>;
+  activate(url: string): Promise<Record<string, string | number | boolean | null>>;
   /** Re-fetches the installed license from its delivery URL; resolves with `describe()`. */
-  sync?(): Promise<Record<string, string | number | boolean | null>>;
+  sync(): Promise<Record<string, string | number | boolean | null>>;
   /** Frees this device's seat; the license file stays but is no longer honoured. */
-  deactivate?(): Promise<void>;
+  deactivate(): Promise<void>;
 }
 
 /** The license source of a running gateway. */

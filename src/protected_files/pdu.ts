@@ -1,15 +1,14 @@
 /**
  * The protected-file PDUs (docs/prv-format.md, PDUs): versioned JSON objects signed by the
  * sender's account key (a detached OpenPGP signature over the exact JSON bytes), carried
- * base64-encoded in the `Edge-Prv-Pdu` header inside encrypted chat mail.
+ * base64-encoded in the `Edge-Prv-Pdu` header (`Header.EDGE_PRV_PDU`) inside encrypted chat mail;
+ * the header may repeat.
  */
 import * as openpgp from "openpgp";
 import { signingDate } from "../crypto/key_times.ts";
 import { checkSignatures, type SignatureCheck } from "../crypto/signature_check.ts";
 import { fromBase64, toBase64 } from "../crypto/armor.ts";
 
-/** The header (inside the encrypted part) that carries one PDU; it may repeat. */
-export const PDU_HEADER = "Edge-Prv-Pdu";
 /** The PDU version this code writes and reads. */
 export const PDU_VERSION = 1;
 /** Largest encoded PDU accepted (a file_pdu with a long name and many recipients fits). */

@@ -1,6 +1,6 @@
 /**
  * Protected files for one account (docs/prv-format.md): the owner's and the recipient's sides
- * behind one object the messenger, the RPC methods and the viewer use. It holds the grants in
+ * behind one object the account core, the RPC methods and the viewer use. It holds the grants in
  * memory (`GrantMemory`), so one instance lives as long as the daemon.
  */
 import { type BlobFile, blobPath } from "../core/blobs.ts";

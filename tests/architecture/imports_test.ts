@@ -33,8 +33,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["core/"],
   // 3: domain services built on core
   ["securejoin/", "protected_files/", "viewer/", "license/", "provision/"],
-  // 4: composition of the running account and what RPC handlers get
-  ["services.ts", "mail_runtime.ts"],
+  // 4: the account core built once, the running account, and what RPC handlers get
+  ["account/", "services.ts", "mail_runtime.ts"],
   // 5: JSON-RPC
   ["rpc/"],
   // 6: HTTP

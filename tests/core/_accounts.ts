@@ -1,28 +1,26 @@
 /**
  * Two or more real accounts in memory for pipeline tests: each has a store, a real OpenPGP key,
- * the messenger composed as the daemon does (`createMessenger`) and an outbox that is a plain
- * list, so a test hands mails from one account's outbox to another's reception pipeline.
+ * the account core built as the daemon builds it (`createAccountCore`) and an outbox that is a
+ * plain list, so a test hands mails from one account's outbox to another's reception pipeline.
  */
-import { createCoreContext } from "../../src/core/context.ts";
+import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
 import { loadIdentity } from "../../src/core/identity.ts";
 import type { RenderedMail } from "../../src/core/messages.ts";
 import type { ReceiveOutcome } from "../../src/core/receive.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
-import { createMessenger, type Messenger } from "../../src/mail_runtime.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
 import { RecordingSink } from "./_messaging.ts";
-import type { CoreContext } from "../../src/core/context.ts";
 
 /** A license that lets every gated step through. */
-export const ACTIVE_LICENSE: LicenseSource = { status: () => "active", isActive: () => true };
+export const ACTIVE_LICENSE: LicenseSource = new FakeLicense("active");
 
 /** One in-memory account. */
-export interface TestAccount extends Messenger {
+export interface TestAccount extends AccountCore {
   readonly addr: string;
   readonly store: Store;
   readonly sink: RecordingSink;
-  readonly ctx: CoreContext;
   /** Mails this account queued, oldest first (not yet handed on). */
   readonly outbox: RenderedMail[];
 }
@@ -45,13 +43,18 @@ export async function testAccount(
   store.config.set(ConfigKey.DISPLAY_NAME, name);
   store.keys.add(await generateAccountKey(addr));
   const sink = new RecordingSink();
-  const ctx = createCoreContext({ store, events: sink, blobDir, now });
   const outbox: RenderedMail[] = [];
-  const messenger = createMessenger(ctx, await loadIdentity(store), (m) => outbox.push(m), {
+  const core = createAccountCore({
+    store,
+    events: sink,
+    blobDir,
+    now,
+    self: await loadIdentity(store),
     license,
     receiptWindowMs,
+    queue: (m) => outbox.push(m),
   });
-  return { ...messenger, addr, store, sink, ctx, outbox };
+  return { ...core, addr, store, sink, outbox };
 }
 
 /** Hands every mail `from` queued (so far) to `to`'s pipeline; returns the outcomes. */

@@ -1,6 +1,9 @@
-/** Tests of DomainTx: events only after the outermost commit, none after a rollback. */
+/**
+ * Tests of DomainTx (events only after the outermost commit, none after a rollback) and of the
+ * blob holds.
+ */
 import assert from "node:assert/strict";
-import { DomainTx } from "../../src/core/context.ts";
+import { BlobHolds, DomainTx } from "../../src/core/context.ts";
 import { Store } from "../../src/store/mod.ts";
 import { RecordingSink } from "./_messaging.ts";
 
@@ -38,18 +41,15 @@ Deno.test("DomainTx.run() rolls back and drops the events when the function thro
   store.close();
 });
 
-Deno.test("DomainTx runs of two contexts on one database share the outer transaction", () => {
-  const store = Store.open(":memory:");
-  const sink = new RecordingSink();
-  const outer = new DomainTx(store.db, sink);
-  const other = new DomainTx(store.db, sink);
-  outer.run(() => {
-    other.run((emit) => emit({ kind: "ContactsChanged", contactId: null }));
-    assert.equal(other.active, true);
-    assert.deepEqual(sink.events, [], "the inner run waits for the outer commit");
-  });
-  assert.equal(sink.take().length, 1);
-  store.close();
+Deno.test("BlobHolds counts holds per path until as many releases", () => {
+  const holds = new BlobHolds();
+  holds.hold("/b/x.txt");
+  holds.hold("/b/x.txt");
+  holds.release("/b/x.txt");
+  assert.equal(holds.has("/b/x.txt"), true, "one hold left");
+  holds.release("/b/x.txt");
+  assert.equal(holds.has("/b/x.txt"), false);
+  assert.equal(holds.has("/b/y.txt"), false);
 });
 
 Deno.test("DomainTx.mailQueued() wakes the sender once, after the outermost commit", () => {

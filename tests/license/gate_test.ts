@@ -4,13 +4,10 @@ import { RpcCode } from "../../src/constants.ts";
 import { GatewayError, LicenseRequiredError } from "../../src/errors.ts";
 import { requireLicense } from "../../src/license/gate.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
 
-function source(status: string, reason?: string): LicenseSource {
-  return {
-    status: () => status,
-    isActive: () => status === "active" || status === "grace_period",
-    reason: reason === undefined ? undefined : () => reason,
-  };
+function source(status: string, reason = ""): LicenseSource {
+  return new FakeLicense(status, reason);
 }
 
 Deno.test("requireLicense() lets calls through while active or in the grace period", () => {

@@ -1,5 +1,5 @@
 /**
- * Alice (owner) and Bob (recipient) in memory for protected-file tests: real keys and messengers
+ * Alice (owner) and Bob (recipient) in memory for protected-file tests: real keys and account cores
  * (tests/core/_accounts.ts), a files directory and blob directories on disk, one shared clock
  * the test moves, and helpers to protect, send and deliver.
  */
@@ -8,7 +8,7 @@ import { Chats } from "../../src/core/chats.ts";
 import { blobDirOf } from "../../src/core/context.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
 import { Messages } from "../../src/core/messages.ts";
-import { createMessenger } from "../../src/mail_runtime.ts";
+import { createAccountCore } from "../../src/account/core.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import type { AccessRules } from "../../src/protected_files/pdu.ts";
 import type { SendFileResult } from "../../src/protected_files/service.ts";
@@ -148,19 +148,24 @@ export async function exchange(p: PrvPair): Promise<void> {
 }
 
 /**
- * Bob's gateway restarted (a new messenger over his store: nothing in memory survives); the
+ * Bob's gateway restarted (a new account core over his store: nothing in memory survives); the
  * receipts it owed go out before (and are dropped here: the tests look at PDU mails).
  */
 export async function restartBob(p: PrvPair, deviceFingerprint = ""): Promise<void> {
   await p.bob.receipts.close();
   p.bob.outbox.splice(0);
-  const m = createMessenger(
-    p.bob.ctx,
-    p.bob.self,
-    (mail) => p.bob.outbox.push(mail),
-    { license: ACTIVE_LICENSE, receiptWindowMs: 3_600_000, deviceFingerprint },
-  );
-  p.bob = { ...p.bob, ...m };
+  const core = createAccountCore({
+    store: p.bob.store,
+    events: p.bob.sink,
+    blobDir: p.bob.ctx.blobDir,
+    now: p.bob.ctx.now,
+    self: p.bob.self,
+    license: ACTIVE_LICENSE,
+    receiptWindowMs: 3_600_000,
+    deviceFingerprint,
+    queue: (mail) => p.bob.outbox.push(mail),
+  });
+  p.bob = { ...p.bob, ...core };
 }
 
 /** Reads a whole stream. */

@@ -11,7 +11,7 @@ import { RpcCode } from "../../src/constants.ts";
 import { blobDirOf } from "../../src/core/context.ts";
 import { GatewayError } from "../../src/errors.ts";
 import { MessageState } from "../../src/constants.ts";
-import type { LicenseSource } from "../../src/license/manager.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
 import { blobPath } from "../../src/core/blobs.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
 import { Messages } from "../../src/core/messages.ts";
@@ -20,22 +20,12 @@ import { exchange, protectAndSend, prvPair } from "./_pair.ts";
 
 const FORWARDABLE = { allow_download: false, allow_forward: true, duration_minutes: 0 };
 
-/** A license the test switches on and off. */
-function switchable(): LicenseSource & { active: boolean } {
-  const l = {
-    active: true,
-    status: () => l.active ? "active" : "no_license",
-    isActive: () => l.active,
-  };
-  return l;
-}
-
 /**
  * Alice protects a file for Bob (forwarding allowed) and sends it; Bob, whose license the test
  * switches, has just started to join Carol's invite. The file Bob forwards to Carol is his copy.
  */
 async function midJoin() {
-  const license = switchable();
+  const license = new FakeLicense("active"); // the test switches it off
   const p = await prvPair({ bob: license });
   const { bobMsg } = await protectAndSend(p, new Uint8Array(300), FORWARDABLE, "plan.pdf");
   await exchange(p);
@@ -76,7 +66,7 @@ async function midJoin() {
 Deno.test("without a license a .prv to a contact mid-join is refused at the call, nothing stored", async () => {
   const t = await midJoin();
   try {
-    t.license.active = false;
+    t.license.current = "no_license";
     const before = t.p.bob.store.countMessages();
     await assert.rejects(
       t.forward(),
@@ -94,7 +84,7 @@ Deno.test("a .prv that waited for a join fails when the license lapsed before th
   try {
     const msgId = await t.forward();
     assert.deepEqual(t.p.bob.store.msgs.waitingForJoin(t.chatId).map((m) => m.id), [msgId]);
-    t.license.active = false;
+    t.license.current = "no_license";
     await t.completeJoin();
     const m = t.p.bob.store.msgs.get(msgId)!;
     assert.equal(m.state, MessageState.FAILED);

@@ -1,26 +1,29 @@
 /**
- * Fake `Services` for RPC and HTTP tests: an in-memory store, a real event bus, a settable
- * connectivity level, a license source whose status the test chooses, a counter of sender
- * wake-ups, and an `outgoing` and `secureJoin` that fail until a test passes real ones.
+ * `Services` for RPC and HTTP tests: the real account core over an in-memory store (a real key,
+ * made once per test module; the outbox is the store's; no network) with its inbox reception, a
+ * real event bus, a settable connectivity level, a license source whose status the test chooses
+ * and a counter of sender wake-ups. A test whose peers have fake keys passes a fake `renderer`
+ * (the core's send steps, control mails and read receipts owed).
  */
+import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
 import { parseConfig } from "../../src/config.ts";
+import { blobDirOf } from "../../src/core/context.ts";
+import type { SelfIdentity } from "../../src/core/identity.ts";
 import type { OutgoingRenderer } from "../../src/core/outgoing.ts";
+import { generateAccountKey } from "../../src/crypto/keygen.ts";
+import { readPrivateKey } from "../../src/crypto/pgp.ts";
 import { EventBus } from "../../src/events/bus.ts";
-import type { LicenseSource } from "../../src/license/manager.ts";
-import type { SecureJoinService } from "../../src/securejoin/mod.ts";
 import type { Services } from "../../src/services.ts";
 import { Store } from "../../src/store/mod.ts";
+import { FakeLicense } from "../_helpers/fake_license.ts";
+import { InboxReception } from "../../src/core/inbox_reception.ts";
 
-/** A license source with a fixed status; `active` makes gated methods callable. */
-export class FakeLicense implements LicenseSource {
-  constructor(public current: string = "no_license") {}
-  status(): string {
-    return this.current;
-  }
-  isActive(): boolean {
-    return this.current === "active";
-  }
-}
+/** The account's address; the store is left unprovisioned until a test writes it. */
+export const FAKE_ADDR = "me@relay.test";
+
+/** The account's key, made once per test module (key generation is slow). */
+export const FAKE_KEY = await generateAccountKey(FAKE_ADDR);
+const PRIVATE_KEY = await readPrivateKey(FAKE_KEY.privateKey);
 
 /** Options of `fakeServices`. */
 export interface FakeServiceOptions {
@@ -29,6 +32,8 @@ export interface FakeServiceOptions {
   readonly dataDir?: string;
   readonly profile?: string;
   readonly bus?: EventBus;
+  /** Replaces how the core makes mails (default: its own pipeline and composer). */
+  readonly renderer?: OutgoingRenderer;
 }
 
 /** Services plus handles the tests poke at. */
@@ -36,40 +41,41 @@ export interface FakeServices extends Services {
   readonly bus: EventBus;
   readonly fakeLicense: FakeLicense;
   readonly connectivityLevel: { value: number };
-  /** How often `wakeSender` was called (once per commit that queued mail). */
+  /** How often the core woke the sender (once per commit that queued mail). */
   readonly wakes: { count: number };
 }
 
-function unavailable(what: string): never {
-  throw new Error(`${what} is not part of this test's fake services`);
-}
-
-/** An `OutgoingRenderer` that fails: tests that send pass their own. */
-export const NO_OUTGOING: OutgoingRenderer = {
-  chat: { admit: () => unavailable("sending"), render: () => unavailable("rendering") },
-  oweReadReceipts: () => unavailable("read receipts"),
-  renderControl: () => unavailable("rendering"),
-};
-
-/** A `SecureJoinService` that fails: tests that join pass a real one. */
-export const NO_SECUREJOIN: SecureJoinService = {
-  createInvite: () => unavailable("SecureJoin"),
-  join: () => unavailable("SecureJoin"),
-};
-
-/** Builds fake services; close the store with `services.store.close()` when done. */
+/** Builds the services; close the store with `services.store.close()` when done. */
 export function fakeServices(options: FakeServiceOptions = {}): FakeServices {
   const env: Record<string, string> = {
     EDGE_DATA_DIR: options.dataDir ?? "/nonexistent/edge-test",
     EDGE_PROFILE: options.profile ?? "Test Gateway",
   };
+  const config = parseConfig([], (name) => env[name]);
   const bus = options.bus ?? new EventBus();
   const fakeLicense = new FakeLicense(options.license);
   const connectivityLevel = { value: options.level ?? 4000 };
   const wakes = { count: 0 };
+  const store = Store.open(":memory:");
+  const self: SelfIdentity = {
+    addr: FAKE_ADDR,
+    name: config.profile ?? "",
+    fingerprint: FAKE_KEY.fingerprint,
+    publicKey: FAKE_KEY.publicKey,
+    privateKey: PRIVATE_KEY,
+  };
+  const core: AccountCore = createAccountCore({
+    store,
+    events: bus,
+    blobDir: blobDirOf(config.dataDir),
+    self,
+    license: fakeLicense,
+    wakeSender: () => void wakes.count++,
+    renderer: options.renderer,
+  });
   return {
-    config: parseConfig([], (name) => env[name]),
-    store: Store.open(":memory:"),
+    config,
+    store,
     events: bus,
     bus,
     connectivity: { level: () => connectivityLevel.value },
@@ -77,10 +83,8 @@ export function fakeServices(options: FakeServiceOptions = {}): FakeServices {
     fakeLicense,
     connectivityLevel,
     startedAt: Date.now() - 5000,
-    outgoing: NO_OUTGOING,
-    secureJoin: NO_SECUREJOIN,
-    wakeSender: () => void wakes.count++,
-    quarantine: { retryQuarantined: () => unavailable("reception") },
+    core,
+    quarantine: new InboxReception(core.ctx, core.receiver),
     wakes,
   };
 }

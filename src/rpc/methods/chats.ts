@@ -4,9 +4,8 @@
  * `get_full_chat_by_id`.
  */
 import { ChatType } from "../../constants.ts";
-import { Chats, SpecialChatId } from "../../core/chats.ts";
-import { contextOf } from "../../core/context.ts";
-import { Contacts } from "../../core/contacts.ts";
+import { type Chats, SpecialChatId } from "../../core/chats.ts";
+import type { Contacts } from "../../core/contacts.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import {
   type ArchiveLinkItem,
@@ -30,7 +29,7 @@ export const createChatByContactId: MethodEntry = {
   summary: "Gets the 1:1 chat with a contact, creating it if needed.",
   params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "The peer." }],
   result: { type: "u32", description: "Chat id." },
-  handler: (s, [, id]) => new Chats(contextOf(s)).getOrCreate1to1(id as number).chatId,
+  handler: (s, [, id]) => s.core.chats.getOrCreate1to1(id as number).chatId,
 };
 
 /**
@@ -43,7 +42,7 @@ export const getChatContacts: MethodEntry = {
   summary: "Member contact ids of a chat, including 1 (self).",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "array<u32>", description: "Contact ids; 1:1 chats give [1, peer]." },
-  handler: (s, [, id]) => new Chats(contextOf(s)).contactIds(id as number),
+  handler: (s, [, id]) => s.core.chats.contactIds(id as number),
 };
 
 /**
@@ -61,7 +60,7 @@ export const getChatlistEntries: MethodEntry = {
   ],
   result: { type: "array<u32>", description: "Chat ids." },
   handler: (s, [, flags, query, contactId]) =>
-    new Chats(contextOf(s)).listEntries({
+    s.core.chats.listEntries({
       flags: flags as number | null,
       query: query as string | null,
       contactId: contactId as number | null,
@@ -98,8 +97,7 @@ export const getChatlistItemsByEntries: MethodEntry = {
   params: [ACCOUNT_PARAM, { name: "chat_ids", type: "array<u32>", description: "Chat ids." }],
   result: { type: "map<string,object>", description: "Chat id → ChatListItem or Error." },
   handler(s, [, ids]) {
-    const ctx = contextOf(s);
-    const chats = new Chats(ctx), contacts = new Contacts(ctx);
+    const { chats, contacts } = s.core;
     const out: Record<string, ChatListResult> = {};
     for (const id of ids as number[]) out[String(id)] = chatListItem(chats, contacts, id);
     return out;
@@ -113,12 +111,9 @@ export const getBasicChatInfo: MethodEntry = {
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "object", description: "BasicChat {id, name, chatType, isEncrypted, …}" },
   handler(s, [, id]) {
-    const ctx = contextOf(s);
-    const chats = new Chats(ctx);
+    const { chats, contacts } = s.core;
     const chat = chats.require(id as number);
-    const peer = chat.type === ChatType.SINGLE
-      ? new Contacts(ctx).details(chat.contactId)
-      : undefined;
+    const peer = chat.type === ChatType.SINGLE ? contacts.details(chat.contactId) : undefined;
     return toBasicChat(chat, chats.nameOf(chat), peer, chats.avatarPath(chat));
   },
 };
@@ -133,13 +128,10 @@ export const getFullChatById: MethodEntry = {
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "object", description: "FullChat {…BasicChat, contactIds, freshMessageCounter}" },
   handler(s, [, id]): FullChat {
-    const ctx = contextOf(s);
-    const chats = new Chats(ctx);
+    const { chats, contacts } = s.core;
     chats.require(id as number);
     const summary = chats.summary(id as number)!;
-    const peer = summary.dmContactId === null
-      ? undefined
-      : new Contacts(ctx).details(summary.dmContactId);
+    const peer = summary.dmContactId === null ? undefined : contacts.details(summary.dmContactId);
     const selfIn = chats.selfInChat(summary.chat);
     return {
       ...toBasicChat(summary.chat, summary.name, peer, chats.avatarPath(summary.chat)),
@@ -164,7 +156,7 @@ export const getChatEphemeralTimer: MethodEntry = {
   summary: "The chat's disappearing-messages timer in seconds as its peer set it (0: off).",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "u32", description: "Seconds; 0 when off." },
-  handler: (s, [, id]) => new Chats(contextOf(s)).require(id as number).ephemeralTimer,
+  handler: (s, [, id]) => s.core.chats.require(id as number).ephemeralTimer,
 };
 
 /** The chat methods, in documentation order. */
@@ -177,5 +169,3 @@ export const CHAT_METHODS: readonly MethodEntry[] = [
   getFullChatById,
   getChatEphemeralTimer,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = CHAT_METHODS;

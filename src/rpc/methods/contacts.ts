@@ -2,8 +2,6 @@
  * Contact RPC methods: `get_contact_ids`, `lookup_contact_id_by_addr` (docs/contract.md §4.4) and
  * `get_contact` (Delta Chat). Reads only; no events.
  */
-import { contextOf } from "../../core/context.ts";
-import { Contacts } from "../../core/contacts.ts";
 import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { toContactObject } from "../types.ts";
@@ -23,8 +21,7 @@ export const getContactIds: MethodEntry = {
     { name: "query", type: "string?", description: "Substring of address or name; null for all." },
   ],
   result: { type: "array<u32>", description: "Contact ids." },
-  handler: (s, [, flags, query]) =>
-    new Contacts(contextOf(s)).list(flags as number, query as string | null),
+  handler: (s, [, flags, query]) => s.core.contacts.list(flags as number, query as string | null),
 };
 
 /**
@@ -37,7 +34,7 @@ export const lookupContactIdByAddr: MethodEntry = {
   summary: "Finds the contact id of an e-mail address (null when no contact exists).",
   params: [ACCOUNT_PARAM, { name: "addr", type: "string", description: "E-mail address." }],
   result: { type: "u32?", description: "The contact id, or null." },
-  handler: (s, [, addr]) => new Contacts(contextOf(s)).lookupIdByAddr(addr as string) ?? null,
+  handler: (s, [, addr]) => s.core.contacts.lookupIdByAddr(addr as string) ?? null,
 };
 
 /**
@@ -51,7 +48,7 @@ export const getContact: MethodEntry = {
   params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "Contact id." }],
   result: { type: "object", description: "Contact {id, address, displayName, isVerified, …}" },
   handler(s, [, id]) {
-    const contact = new Contacts(contextOf(s)).details(id as number);
+    const contact = s.core.contacts.details(id as number);
     if (contact === undefined) throw new NotFoundError(`contact ${id} not found`);
     return toContactObject(contact);
   },
@@ -63,5 +60,3 @@ export const CONTACT_METHODS: readonly MethodEntry[] = [
   lookupContactIdByAddr,
   getContact,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = CONTACT_METHODS;

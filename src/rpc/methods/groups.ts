@@ -4,22 +4,12 @@
  * `set_chat_profile_image`, `get_past_chat_contacts` (core/groups.ts does the work).
  */
 import { mimeOf } from "../../core/blobs.ts";
-import { ChatType } from "../../constants.ts";
-import { Channels } from "../../core/channels.ts";
-import { Chats } from "../../core/chats.ts";
-import { contextOf } from "../../core/context.ts";
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
-import { Groups } from "../../core/groups.ts";
 import { GatewayError } from "../../errors.ts";
-import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 
 const CHAT_ID: ParamSpec = { name: "chat_id", type: "u32", description: "A group chat." };
 const CONTACT_ID: ParamSpec = { name: "contact_id", type: "u32", description: "A contact." };
-
-function groupsOf(s: Services): Groups {
-  return new Groups(contextOf(s), s.outgoing.chat);
-}
 
 /**
  * `create_group_chat [account_id, name, protect]` → chat id of a new group (type 120) with
@@ -36,7 +26,7 @@ export const createGroupChat: MethodEntry = {
     { name: "protect", type: "any", description: "Accepted and ignored (Delta Chat's)." },
   ],
   result: { type: "u32", description: "The group's chat id." },
-  handler: (s, [, name]) => groupsOf(s).create(name as string),
+  handler: (s, [, name]) => s.core.groups.create(name as string),
 };
 
 /**
@@ -51,7 +41,7 @@ export const addContactToChat: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, contactId]) {
-    await groupsOf(s).addMember(chatId as number, contactId as number);
+    await s.core.groups.addMember(chatId as number, contactId as number);
   },
 };
 
@@ -66,7 +56,7 @@ export const removeContactFromChat: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, contactId]) {
-    await groupsOf(s).removeMember(chatId as number, contactId as number);
+    await s.core.groups.removeMember(chatId as number, contactId as number);
   },
 };
 
@@ -81,12 +71,7 @@ export const leaveGroup: MethodEntry = {
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "null", description: "Nothing" },
   void: true,
-  async handler(s, [, chatId]) {
-    const ctx = contextOf(s);
-    if (new Chats(ctx).require(chatId as number).type === ChatType.BROADCAST) {
-      await new Channels(ctx, s.outgoing.chat).leave(chatId as number);
-    } else await groupsOf(s).leave(chatId as number);
-  },
+  handler: (s, [, chatId]) => s.core.leave(chatId as number),
 };
 
 /**
@@ -101,7 +86,7 @@ export const createBroadcast: MethodEntry = {
   summary: "Creates a broadcast channel you own; people subscribe by its invite.",
   params: [ACCOUNT_PARAM, { name: "chat_name", type: "string", description: "Its name." }],
   result: { type: "u32", description: "The channel's chat id." },
-  handler: (s, [, name]) => new Channels(contextOf(s)).create(name as string),
+  handler: (s, [, name]) => s.core.channels.create(name as string),
 };
 
 /** `set_chat_name [account_id, chat_id, new_name]` → nothing (HTTP 204); every member follows. */
@@ -112,7 +97,7 @@ export const setChatName: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, name]) {
-    await groupsOf(s).rename(chatId as number, name as string);
+    await s.core.groups.rename(chatId as number, name as string);
   },
 };
 
@@ -134,7 +119,7 @@ export const setChatProfileImage: MethodEntry = {
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, path]) {
-    const groups = groupsOf(s);
+    const groups = s.core.groups;
     groups.requireGroup(chatId as number);
     if (path === null) return await groups.setAvatar(chatId as number, null);
     await using file = await openAttachableFile(
@@ -160,7 +145,7 @@ export const getPastChatContacts: MethodEntry = {
   summary: "Contacts removed from a group within the last 60 days.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "array<u32>", description: "Contact ids." },
-  handler: (s, [, chatId]) => new Chats(contextOf(s)).pastMemberIds(chatId as number),
+  handler: (s, [, chatId]) => s.core.chats.pastMemberIds(chatId as number),
 };
 
 /** The group methods, in documentation order. */

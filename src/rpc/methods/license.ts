@@ -2,8 +2,6 @@
  * License RPC methods (`license_status`, `license_activate`, `license_sync`,
  * `license_deactivate`) (docs/contract.md §5.3); the gated `secure_*` family is in secure_files.ts.
  */
-import { GatewayError } from "../../errors.ts";
-import type { LicenseSource } from "../../license/manager.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 
 /**
@@ -17,18 +15,8 @@ export const licenseStatus: MethodEntry = {
   summary: "Shows the license status (no_license when none is installed) and why.",
   params: [ACCOUNT_PARAM],
   result: { type: "object", description: "{status, reason, license_id?, expires_at?, …}" },
-  handler: ({ license }) => license.describe?.() ?? { status: license.status() },
+  handler: ({ license }) => license.describe(),
 };
-
-/** The license source's management, or -1 saying this gateway cannot manage its license. */
-function managed<K extends "activate" | "sync" | "deactivate">(
-  license: LicenseSource,
-  op: K,
-): NonNullable<LicenseSource[K]> {
-  const fn = license[op];
-  if (fn === undefined) throw new GatewayError(`license ${op} is not available in this gateway`);
-  return fn.bind(license) as NonNullable<LicenseSource[K]>;
-}
 
 /**
  * `license_activate [account_id, url]` → the new status, as `license_status`. Binds this device
@@ -41,7 +29,7 @@ export const licenseActivate: MethodEntry = {
   summary: "Activates a license from its delivery URL (takes effect at once).",
   params: [ACCOUNT_PARAM, { name: "url", type: "string", description: "License delivery URL." }],
   result: { type: "object", description: "The new license status, as license_status." },
-  handler: ({ license }, [, url]) => managed(license, "activate")(url as string),
+  handler: ({ license }, [, url]) => license.activate(url as string),
 };
 
 /**
@@ -54,7 +42,7 @@ export const licenseSync: MethodEntry = {
   summary: "Refreshes the installed license from its issuer (renewal, revocation).",
   params: [ACCOUNT_PARAM],
   result: { type: "object", description: "The license status after the refresh." },
-  handler: ({ license }) => managed(license, "sync")(),
+  handler: ({ license }) => license.sync(),
 };
 
 /**
@@ -68,7 +56,7 @@ export const licenseDeactivate: MethodEntry = {
   params: [ACCOUNT_PARAM],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: ({ license }) => managed(license, "deactivate")(),
+  handler: ({ license }) => license.deactivate(),
 };
 
 /** The license management methods, in documentation order. */

@@ -3,8 +3,6 @@
  * `delete_messages_for_all` (core/outgoing_controls.ts). Edits and deletes peers send arrive by mail
  * (core/chat_controls.ts).
  */
-import { contextOf } from "../../core/context.ts";
-import { OutgoingControls } from "../../core/outgoing_controls.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 
 /**
@@ -21,10 +19,7 @@ export const sendEditRequest: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  async handler(s, [, id, text]) {
-    const render = s.outgoing.renderControl.bind(s.outgoing);
-    await new OutgoingControls(contextOf(s), render).edit(id as number, text as string);
-  },
+  handler: (s, [, id, text]) => s.core.controls.edit(id as number, text as string),
 };
 
 /**
@@ -40,10 +35,7 @@ export const deleteMessagesForAll: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  async handler(s, [, ids]) {
-    const render = s.outgoing.renderControl.bind(s.outgoing);
-    await new OutgoingControls(contextOf(s), render).deleteForAll(ids as number[]);
-  },
+  handler: (s, [, ids]) => s.core.controls.deleteForAll(ids as number[]),
 };
 
 /** The methods that change sent messages. */

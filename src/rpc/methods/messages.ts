@@ -3,11 +3,8 @@
  * Delta Chat's
  * `get_message`, `markseen_msgs`, `get_fresh_msgs`, `delete_messages`.
  */
-import { Chats } from "../../core/chats.ts";
-import { contextOf } from "../../core/context.ts";
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
-import { MessageStates } from "../../core/message_states.ts";
-import { Messages, Viewtype } from "../../core/messages.ts";
+import { Viewtype } from "../../core/messages.ts";
 import { InvalidParamsError, NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 import { describeJson, matchesType } from "../params.ts";
@@ -112,18 +109,17 @@ export const sendMsg: MethodEntry = {
   result: { type: "u32", description: "Id of the new message." },
   async handler(s, [, chatId, data]) {
     const m = parseMessageData(data as Record<string, unknown>);
-    const ctx = contextOf(s);
-    new Chats(ctx).require(chatId as number);
+    s.core.chats.require(chatId as number);
     await using file = m.file === undefined
       ? undefined
       : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
-    return await new Messages(ctx).createOutgoing({
+    return await s.core.sendMessage({
       chatId: chatId as number,
       text: m.text,
       viewtype: m.viewtype,
       file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
-    }, s.outgoing.chat);
+    });
   },
 };
 
@@ -143,7 +139,7 @@ export const getMessageIds: MethodEntry = {
   ],
   result: { type: "array<u32>", description: "Message ids." },
   handler: (s, [, chatId, infoOnly, dayMarkers]) =>
-    new Messages(contextOf(s)).idsOfChat(chatId as number, {
+    s.core.messages.idsOfChat(chatId as number, {
       infoOnly: infoOnly as boolean,
       dayMarkers: dayMarkers as boolean,
     }),
@@ -160,7 +156,7 @@ export const getMessages: MethodEntry = {
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "map<string,object>", description: "Message id → message or loadingError." },
   handler(s, [, ids]) {
-    const messages = new Messages(contextOf(s));
+    const messages = s.core.messages;
     const out: Record<string, MessageObject | MessageLoadError> = {};
     for (const id of ids as number[]) {
       const d = messages.details(id);
@@ -179,7 +175,7 @@ export const getMessage: MethodEntry = {
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "Message {id, chatId, fromId, text, state, …}" },
   handler(s, [, id]) {
-    const d = new Messages(contextOf(s)).details(id as number);
+    const d = s.core.messages.details(id as number);
     if (d === undefined) throw new NotFoundError(`message ${id} not found`);
     return toMessageObject(d);
   },
@@ -197,14 +193,7 @@ export const markseenMsgs: MethodEntry = {
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler(s, [, ids]) {
-    const ctx = contextOf(s);
-    // One transaction: a crash cannot leave messages seen whose read receipts are not owed.
-    ctx.tx.run(() => {
-      const receipts = new MessageStates(ctx).markSeen(ids as number[]);
-      if (receipts.length > 0) s.outgoing.oweReadReceipts(receipts);
-    });
-  },
+  handler: (s, [, ids]) => s.core.markSeen(ids as number[]),
 };
 
 /** `get_fresh_msgs [account_id]` → ids of fresh incoming messages of all chats, newest first. */
@@ -213,7 +202,7 @@ export const getFreshMsgs: MethodEntry = {
   summary: "Ids of unread incoming messages, newest first.",
   params: [ACCOUNT_PARAM],
   result: { type: "array<u32>", description: "Message ids." },
-  handler: (s) => new Messages(contextOf(s)).freshIds(),
+  handler: (s) => s.core.messages.freshIds(),
 };
 
 /**
@@ -227,7 +216,7 @@ export const deleteMessages: MethodEntry = {
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, ids]) => new Messages(contextOf(s)).delete(ids as number[]),
+  handler: (s, [, ids]) => s.core.messages.delete(ids as number[]),
 };
 
 /** The message methods, in documentation order. */
@@ -240,5 +229,3 @@ export const MESSAGE_METHODS: readonly MethodEntry[] = [
   getFreshMsgs,
   deleteMessages,
 ];
-/** The same list under the name every messaging method file exports. */
-export const MESSAGING_METHODS = MESSAGE_METHODS;

@@ -2,9 +2,6 @@
  * Reaction RPC methods (Delta Chat's): `send_reaction` sets and sends our reaction to a message,
  * `get_message_reactions` reads everyone's. Reactions peers send arrive by mail (core/chat_controls.ts).
  */
-import { contextOf } from "../../core/context.ts";
-import { Messages } from "../../core/messages.ts";
-import { OutgoingControls } from "../../core/outgoing_controls.ts";
 import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
 import { toReactionsObject } from "../types.ts";
@@ -19,7 +16,7 @@ export const getMessageReactions: MethodEntry = {
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "{reactionsByContact, reactions} or null" },
   handler(s, [, id]) {
-    const d = new Messages(contextOf(s)).details(id as number);
+    const d = s.core.messages.details(id as number);
     if (d === undefined) throw new NotFoundError(`message ${id} not found`);
     return toReactionsObject(d.reactions);
   },
@@ -40,13 +37,8 @@ export const sendReaction: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  async handler(s, [, id, reaction]) {
-    const render = s.outgoing.renderControl.bind(s.outgoing);
-    await new OutgoingControls(contextOf(s), render).react(
-      id as number,
-      (reaction as string[]).join(" "),
-    );
-  },
+  handler: (s, [, id, reaction]) =>
+    s.core.controls.react(id as number, (reaction as string[]).join(" ")),
 };
 
 /** The reaction methods. */

@@ -6,11 +6,7 @@
  * an active license (-32001); reading a state or asking for renewal of a received file does not.
  */
 import { ChatType } from "../../constants.ts";
-import { Chats } from "../../core/chats.ts";
-import { contextOf } from "../../core/context.ts";
 import { GatewayError } from "../../errors.ts";
-import type { ProtectedFiles } from "../../protected_files/service.ts";
-import type { Services } from "../../services.ts";
 import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
 
 const P = {
@@ -37,14 +33,6 @@ const SEND_RESULT = {
     "file_pdu_b64, otk_pdu_b64, file_id}",
 } as const;
 
-/** The account's protected files, or -1 when the mail transport is not running. */
-export function requireProtectedFiles(s: Services): ProtectedFiles {
-  if (s.protectedFiles === undefined) {
-    throw new GatewayError("protected files are not available: the mail transport is not running");
-  }
-  return s.protectedFiles;
-}
-
 /**
  * `secure_send_file [account_id, chat_id, peer_contact_id, plaintext_path, allow_download,
  * allow_forward, duration_minutes]` → PrivittySendFileResult. Encrypts the file (a regular file
@@ -61,7 +49,7 @@ export const secureSendFile: MethodEntry = {
   result: SEND_RESULT,
   license: true,
   handler: (s, [, chatId, peer, path, download, forward, minutes]) =>
-    requireProtectedFiles(s).protect({
+    s.core.protectedFiles.protect({
       chatId: chatId as number,
       peerContactId: peer as number,
       plaintextPath: path as string,
@@ -88,14 +76,14 @@ export const secureSendGroupFile: MethodEntry = {
   result: SEND_RESULT,
   license: true,
   handler(s, [, chatId, path, download, forward, minutes]) {
-    const chat = new Chats(contextOf(s)).require(chatId as number);
+    const chat = s.core.chats.require(chatId as number);
     if (chat.type !== ChatType.GROUP) {
       throw new GatewayError(
         `secure_send_group_file: chat ${chat.id} is not a group chat; use secure_send_file for ` +
           `a 1:1 chat`,
       );
     }
-    return requireProtectedFiles(s).protect({
+    return s.core.protectedFiles.protect({
       chatId: chat.id,
       plaintextPath: path as string,
       rules: {
@@ -125,7 +113,7 @@ export const secureGetFileIdByPath: MethodEntry = {
   }],
   result: { type: "u32", description: "The file id." },
   license: true,
-  handler: (s, [, path]) => requireProtectedFiles(s).fileIdByPath(path as string),
+  handler: (s, [, path]) => s.core.protectedFiles.fileIdByPath(path as string),
 };
 
 /**
@@ -148,7 +136,7 @@ export const secureRevokeFileAccess: MethodEntry = {
   void: true,
   license: true,
   handler: (s, [, chatId, fileId, peer]) =>
-    requireProtectedFiles(s).owner.revoke(chatId as number, fileId as number, peer as number),
+    s.core.protectedFiles.owner.revoke(chatId as number, fileId as number, peer as number),
 };
 
 /**
@@ -164,7 +152,7 @@ export const secureGetFileStatus: MethodEntry = {
   summary: "The access state and rules of a message's protected file.",
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "object", description: "{file_id, state, reason, allow_download, …}" },
-  handler: (s, [, msgId]) => requireProtectedFiles(s).status(msgId as number),
+  handler: (s, [, msgId]) => s.core.protectedFiles.status(msgId as number),
 };
 
 /**
@@ -178,7 +166,7 @@ export const secureRequestFileAccess: MethodEntry = {
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, msgId]) => requireProtectedFiles(s).requestRenewal(msgId as number),
+  handler: (s, [, msgId]) => s.core.protectedFiles.requestRenewal(msgId as number),
 };
 
 /**
@@ -199,7 +187,7 @@ export const secureRespondAccessRequest: MethodEntry = {
   void: true,
   license: true,
   handler: (s, [, fileId, contactId, grant]) =>
-    requireProtectedFiles(s).owner.respondRenewal(
+    s.core.protectedFiles.owner.respondRenewal(
       fileId as number,
       contactId as number,
       grant as boolean,

@@ -21,7 +21,7 @@ export const getChatSecurejoinQrCode: MethodEntry = {
     { name: "chat_id", type: "u32?", description: "null for a 1:1 invite, or a group chat id." },
   ],
   result: { type: "string", description: "The invite link." },
-  handler: (s, [, chatId]) => s.secureJoin.createInvite((chatId as number | null) ?? 0),
+  handler: (s, [, chatId]) => s.core.secureJoin.createInvite((chatId as number | null) ?? 0),
 };
 
 /**
@@ -40,7 +40,7 @@ export const secureJoin: MethodEntry = {
     { name: "link", type: "string", description: "OPENPGP4FPR:… or https://i.delta.chat/#…" },
   ],
   result: { type: "u32", description: "The chat id." },
-  handler: (s, [, link]) => s.secureJoin.join(link as string),
+  handler: (s, [, link]) => s.core.secureJoin.join(link as string),
 };
 
 /** The SecureJoin methods, in documentation order. */

@@ -2,9 +2,7 @@
  * Helpers for the messaging method tests: a method table of the contact, chat, message and
  * reaction methods, a call helper through dispatch, and a seeded account (peer Bob, a 1:1 chat).
  */
-import { Chats } from "../../../src/core/chats.ts";
-import { contextOf } from "../../../src/core/context.ts";
-import { Contacts } from "../../../src/core/contacts.ts";
+import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import { dispatch, type RpcReply } from "../../../src/rpc/dispatch.ts";
 import { createMethodTable } from "../../../src/rpc/method.ts";
 import { CHAT_METHODS } from "../../../src/rpc/methods/chats.ts";
@@ -14,7 +12,7 @@ import { MESSAGE_EDIT_METHODS } from "../../../src/rpc/methods/message_edits.ts"
 import { REACTION_METHODS } from "../../../src/rpc/methods/reactions.ts";
 import type { Services } from "../../../src/services.ts";
 import { ConfigKey } from "../../../src/store/mod.ts";
-import { type FakeServices, fakeServices } from "../_fake_services.ts";
+import { FAKE_KEY, type FakeServices, fakeServices } from "../_fake_services.ts";
 
 /** The messaging methods alone. */
 export const TABLE = createMethodTable([
@@ -55,24 +53,25 @@ export async function rpcError(
 /** Bob's fingerprint in the seeded account. */
 export const BOB_FPR = "B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0B0";
 
-/** Fake services with me@relay.test, key-contact Bob (id 10) and the 1:1 chat with him (10). */
-export function seeded(dataDir?: string): FakeServices & { bob: number; chatId: number } {
-  const s = fakeServices({ dataDir });
+/**
+ * Services with me@relay.test, key-contact Bob (id 10, a fake key: pass a fake `renderer` to
+ * send to him) and the 1:1 chat with him (10).
+ */
+export function seeded(
+  dataDir?: string,
+  renderer?: OutgoingRenderer,
+): FakeServices & { bob: number; chatId: number } {
+  const s = fakeServices({ dataDir, profile: "Edge One", renderer });
   s.store.config.set(ConfigKey.ADDR, "me@relay.test");
   s.store.config.set(ConfigKey.DISPLAY_NAME, "Edge One");
-  s.store.keys.add({
-    fingerprint: "E".repeat(40),
-    privateKey: "(test)",
-    publicKey: new Uint8Array([1]),
-  });
-  const ctx = contextOf(s);
-  const bob = new Contacts(ctx).upsertPeerFromKey({
+  s.store.keys.add(FAKE_KEY);
+  const bob = s.core.contacts.upsertPeerFromKey({
     addr: "bob@relay.test",
     name: "Bob",
     fingerprint: BOB_FPR,
     publicKey: new Uint8Array([2]),
     seenAt: 1_700_000_000,
   }).id;
-  const chatId = new Chats(ctx).getOrCreate1to1(bob).chatId;
+  const chatId = s.core.chats.getOrCreate1to1(bob).chatId;
   return { ...s, bob, chatId };
 }

@@ -1,8 +1,5 @@
 /** Golden tests of the contact and chat methods through dispatch. */
 import assert from "node:assert/strict";
-import { contextOf } from "../../../src/core/context.ts";
-import { Contacts } from "../../../src/core/contacts.ts";
-import { Messages } from "../../../src/core/messages.ts";
 import { BOB_FPR, call, result, rpcError, seeded } from "./_messaging.ts";
 
 const BOB = {
@@ -37,7 +34,7 @@ Deno.test("get_contact_ids, lookup_contact_id_by_addr and get_contact answer Del
     assert.equal(await result(s, "lookup_contact_id_by_addr", [1, "me@relay.test"]), 1);
     assert.equal(await result(s, "lookup_contact_id_by_addr", [1, "x@relay.test"]), null);
     assert.deepEqual(await result(s, "get_contact", [1, 10]), BOB);
-    new Contacts(contextOf(s)).markVerified(10);
+    s.core.contacts.markVerified(10);
     const verified = await result(s, "get_contact", [1, 10]) as Record<string, unknown>;
     assert.equal(verified.isVerified, true);
     assert.equal(verified.verifierId, 1);
@@ -76,7 +73,7 @@ Deno.test("create_chat_by_contact_id gets or creates; unknown contacts are a cle
 Deno.test("get_chatlist_entries and get_chatlist_items_by_entries give contract + Delta Chat items", async () => {
   const s = seeded();
   try {
-    new Messages(contextOf(s)).storeIncoming({
+    s.core.messages.storeIncoming({
       rfc724Mid: "in1@relay.test",
       chatId: s.chatId,
       fromId: s.bob,

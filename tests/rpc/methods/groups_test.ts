@@ -5,7 +5,6 @@ import { CHAT_METHODS } from "../../../src/rpc/methods/chats.ts";
 import { GROUP_METHODS } from "../../../src/rpc/methods/groups.ts";
 import { dispatch } from "../../../src/rpc/dispatch.ts";
 import type { Services } from "../../../src/services.ts";
-import { ConfigKey } from "../../../src/store/mod.ts";
 import { fakeRender, fakeSend } from "../../core/_messaging.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
 import { seeded } from "./_messaging.ts";
@@ -20,18 +19,13 @@ async function call(s: Services, method: string, params: unknown[]) {
 }
 
 function services(dir?: string) {
-  const base = seeded(dir);
   // seeded() gives Bob a 1-byte fake key; renders go to the fake renderer.
-  base.store.config.set(ConfigKey.ADDR, "me@relay.test");
   const calls: Parameters<ReturnType<typeof fakeRender>>[] = [];
-  const s = {
-    ...base,
-    outgoing: {
-      chat: fakeSend(calls),
-      oweReadReceipts: () => {},
-      renderControl: () => Promise.reject(new Error("none")),
-    },
-  };
+  const s = seeded(dir, {
+    chat: fakeSend(calls),
+    oweReadReceipts: () => {},
+    renderControl: () => Promise.reject(new Error("none")),
+  });
   return { s, calls };
 }
 

@@ -71,27 +71,6 @@ Deno.test("license_status reports no_license, or describe() of the source", asyn
   });
 });
 
-Deno.test("license_activate/sync/deactivate answer -1 where the license cannot be managed", async () => {
-  await withServices("no_license", async (s) => {
-    for (
-      const [method, params, op] of [
-        ["license_activate", [1, "https://lic.example/x"], "activate"],
-        ["license_sync", [1], "sync"],
-        ["license_deactivate", [1], "deactivate"],
-      ] as const
-    ) {
-      assert.deepEqual(await call(s, method, [...params]), {
-        status: 200,
-        body: {
-          jsonrpc: "2.0",
-          id: 1,
-          error: { code: -1, message: `license ${op} is not available in this gateway` },
-        },
-      });
-    }
-  });
-});
-
 Deno.test("license methods drive the license at once: activate, gate, sync, deactivate", async () => {
   await using server = await LicenseFixture.start();
   await using dir = await makeTempDir("rpclic");

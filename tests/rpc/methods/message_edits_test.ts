@@ -1,7 +1,5 @@
 /** Tests of send_edit_request and delete_messages_for_all through dispatch, with fake renderers. */
 import assert from "node:assert/strict";
-import { contextOf } from "../../../src/core/context.ts";
-import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
@@ -31,14 +29,13 @@ function fakeOutgoing() {
   return { outgoing, asked };
 }
 
-async function sent(s: ReturnType<typeof seeded> & { outgoing: OutgoingRenderer }, text: string) {
+async function sent(s: ReturnType<typeof seeded>, text: string) {
   return await result(s, "send_msg", [1, s.chatId, { text }]) as number;
 }
 
 Deno.test("send_edit_request (204) edits our message here and queues the edit mail", async () => {
-  const base = seeded();
   const { outgoing, asked } = fakeOutgoing();
-  const s = { ...base, outgoing };
+  const s = seeded(undefined, outgoing);
   try {
     const id = await sent(s, "teh plan");
     const mid = s.store.msgs.get(id)!.rfc724Mid;
@@ -57,7 +54,7 @@ Deno.test("send_edit_request (204) edits our message here and queues the edit ma
       (await rpcError(s, "send_edit_request", [1, id, "  "])).message,
       /cannot be empty/,
     );
-    const theirs = new Messages(contextOf(s)).storeIncoming({
+    const theirs = s.core.messages.storeIncoming({
       rfc724Mid: "bob@x",
       chatId: s.chatId,
       fromId: s.bob,
@@ -75,9 +72,8 @@ Deno.test("send_edit_request (204) edits our message here and queues the edit ma
 });
 
 Deno.test("delete_messages_for_all (204) deletes ours here and queues one request per chat", async () => {
-  const base = seeded();
   const { outgoing, asked } = fakeOutgoing();
-  const s = { ...base, outgoing };
+  const s = seeded(undefined, outgoing);
   try {
     const a = await sent(s, "one");
     const b = await sent(s, "two");

@@ -1,7 +1,5 @@
 /** Golden tests of the message methods through dispatch, with a fake renderer as transport. */
 import assert from "node:assert/strict";
-import { contextOf } from "../../../src/core/context.ts";
-import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import type { MessageRecord } from "../../../src/store/mod.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
@@ -21,9 +19,7 @@ function fakeOutgoing(): OutgoingRenderer & { receipts: MessageRecord[][] } {
 
 Deno.test("send_msg sends text and files; the caller's file stays where it was", async () => {
   await withTempDir(async (dir) => {
-    const base = seeded(dir);
-    const outgoing = fakeOutgoing();
-    const s = { ...base, outgoing };
+    const s = seeded(dir, fakeOutgoing());
     try {
       const textId = await result(s, "send_msg", [1, s.chatId, { text: "hi" }]);
       assert.equal(textId, 10);
@@ -59,8 +55,7 @@ Deno.test("send_msg sends text and files; the caller's file stays where it was",
 
 Deno.test("send_msg says clearly what is wrong with MessageData or the file", async () => {
   await withTempDir(async (dir) => {
-    const base = seeded(dir);
-    const s = { ...base, outgoing: fakeOutgoing() };
+    const s = seeded(dir, fakeOutgoing());
     try {
       const err = (data: unknown, chat = s.chatId) => rpcError(s, "send_msg", [1, chat, data]);
       assert.deepEqual(await err({ file: `${dir}/files/missing.prv` }), {
@@ -112,7 +107,7 @@ Deno.test("send_msg says clearly what is wrong with MessageData or the file", as
 
 Deno.test("send_msg refuses every file outside the files directory and stores nothing", async () => {
   await withTempDir(async (dir) => {
-    const s = { ...seeded(dir), outgoing: fakeOutgoing() };
+    const s = seeded(dir, fakeOutgoing());
     const files = `${dir}/files`;
     const outside = `${dir}-outside.txt`;
     try {
@@ -161,7 +156,7 @@ Deno.test("send_msg refuses every file outside the files directory and stores no
 
 Deno.test("send_msg forwards a stored message's own file (a blob) under its given name", async () => {
   await withTempDir(async (dir) => {
-    const s = { ...seeded(dir), outgoing: fakeOutgoing() };
+    const s = seeded(dir, fakeOutgoing());
     try {
       await Deno.mkdir(`${dir}/files`);
       await Deno.writeTextFile(`${dir}/files/a.txt`, "forward me");
@@ -179,7 +174,7 @@ Deno.test("send_msg forwards a stored message's own file (a blob) under its give
 Deno.test("get_messages maps ids to message objects or loadingError entries", async () => {
   const s = seeded();
   try {
-    const { msgId } = new Messages(contextOf(s)).storeIncoming({
+    const { msgId } = s.core.messages.storeIncoming({
       rfc724Mid: "in1@relay.test",
       chatId: s.chatId,
       fromId: s.bob,
@@ -248,11 +243,10 @@ Deno.test("get_messages maps ids to message objects or loadingError entries", as
 });
 
 Deno.test("markseen_msgs (204) marks fresh messages seen and sends the receipts asked for", async () => {
-  const base = seeded();
   const outgoing = fakeOutgoing();
-  const s = { ...base, outgoing };
+  const s = seeded(undefined, outgoing);
   try {
-    const messages = new Messages(contextOf(s));
+    const messages = s.core.messages;
     const incoming = (mid: string, mdnRequested: boolean) =>
       messages.storeIncoming({
         rfc724Mid: mid,
@@ -286,7 +280,7 @@ Deno.test("markseen_msgs (204) marks fresh messages seen and sends the receipts 
 Deno.test("delete_messages (204) removes messages; get_message_ids adds day markers", async () => {
   const s = seeded();
   try {
-    const messages = new Messages(contextOf(s));
+    const messages = s.core.messages;
     const at = (mid: string, t: number) =>
       messages.storeIncoming({
         rfc724Mid: mid,
@@ -311,7 +305,6 @@ Deno.test("delete_messages (204) removes messages; get_message_ids adds day mark
 });
 
 Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (one transaction)", async () => {
-  const base = seeded();
   const outgoing: OutgoingRenderer = {
     chat: fakeSend(),
     oweReadReceipts: () => {
@@ -319,9 +312,9 @@ Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (
     },
     renderControl: () => Promise.reject(new Error("no controls in this test")),
   };
-  const s = { ...base, outgoing };
+  const s = seeded(undefined, outgoing);
   try {
-    const id = new Messages(contextOf(s)).storeIncoming({
+    const id = s.core.messages.storeIncoming({
       rfc724Mid: "asks@x",
       chatId: s.chatId,
       fromId: s.bob,
@@ -344,7 +337,7 @@ Deno.test("markseen_msgs changes nothing when the read receipts cannot be owed (
 Deno.test("get_message_reactions and the message object give reactions, edits and quotes", async () => {
   const s = seeded();
   try {
-    const messages = new Messages(contextOf(s));
+    const messages = s.core.messages;
     const id = messages.storeIncoming({
       rfc724Mid: "q@x",
       chatId: s.chatId,

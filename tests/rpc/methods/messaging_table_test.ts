@@ -6,12 +6,12 @@ import * as messages from "../../../src/rpc/methods/messages.ts";
 import { TABLE } from "./_messaging.ts";
 
 Deno.test("the messaging method files export the contract's and Delta Chat's methods, ungated", () => {
-  assert.deepEqual(contacts.MESSAGING_METHODS.map((e) => e.name), [
+  assert.deepEqual(contacts.CONTACT_METHODS.map((e) => e.name), [
     "get_contact_ids",
     "lookup_contact_id_by_addr",
     "get_contact",
   ]);
-  assert.deepEqual(chats.MESSAGING_METHODS.map((e) => e.name), [
+  assert.deepEqual(chats.CHAT_METHODS.map((e) => e.name), [
     "create_chat_by_contact_id",
     "get_chat_contacts",
     "get_chatlist_entries",
@@ -20,7 +20,7 @@ Deno.test("the messaging method files export the contract's and Delta Chat's met
     "get_full_chat_by_id",
     "get_chat_ephemeral_timer",
   ]);
-  assert.deepEqual(messages.MESSAGING_METHODS.map((e) => e.name), [
+  assert.deepEqual(messages.MESSAGE_METHODS.map((e) => e.name), [
     "send_msg",
     "get_message_ids",
     "get_messages",

@@ -3,7 +3,6 @@
  * `get_info`'s `quarantined` through dispatch and the full method table.
  */
 import assert from "node:assert/strict";
-import { createCoreContext } from "../../../src/core/context.ts";
 import { InboxReception, type QuarantineRetry } from "../../../src/core/inbox_reception.ts";
 import type { Receiver } from "../../../src/core/receive.ts";
 import { dispatch, type RpcReply } from "../../../src/rpc/dispatch.ts";
@@ -121,8 +120,7 @@ Deno.test("retry_quarantined_mail through InboxReception: taken mail leaves, unk
   const receiver = {
     receive: () => Promise.resolve({ kind: "ignored", reason: "stub" }),
   } as unknown as Receiver;
-  const ctx = createCoreContext({ store: base.store, events: base.bus, blobDir: "/nonexistent" });
-  const s: Services = { ...base, quarantine: new InboxReception(ctx, receiver) };
+  const s: Services = { ...base, quarantine: new InboxReception(base.core.ctx, receiver) };
   try {
     const id = keep(base.store, "kept", 1);
     assert.deepEqual(await call(s, "retry_quarantined_mail", [1, id]), {

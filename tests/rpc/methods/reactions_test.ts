@@ -1,7 +1,5 @@
 /** Tests of send_reaction and get_message_reactions through dispatch, with a fake renderer. */
 import assert from "node:assert/strict";
-import { contextOf } from "../../../src/core/context.ts";
-import { Messages } from "../../../src/core/messages.ts";
 import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
 import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
@@ -28,11 +26,10 @@ function fakeOutgoing() {
 }
 
 Deno.test("send_reaction (204) stores our reaction, queues its mail and emits ReactionsChanged", async () => {
-  const base = seeded();
   const { outgoing, asked } = fakeOutgoing();
-  const s = { ...base, outgoing };
+  const s = seeded(undefined, outgoing);
   try {
-    const id = new Messages(contextOf(s)).storeIncoming({
+    const id = s.core.messages.storeIncoming({
       rfc724Mid: "hi@x",
       chatId: s.chatId,
       fromId: s.bob,
@@ -62,8 +59,7 @@ Deno.test("send_reaction (204) stores our reaction, queues its mail and emits Re
 });
 
 Deno.test("send_reaction refuses unknown messages and bad params", async () => {
-  const base = seeded();
-  const s = { ...base, outgoing: fakeOutgoing().outgoing };
+  const s = seeded(undefined, fakeOutgoing().outgoing);
   try {
     assert.deepEqual(await rpcError(s, "send_reaction", [1, 999, ["👍"]]), {
       code: -1,

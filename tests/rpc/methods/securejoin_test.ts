@@ -4,7 +4,6 @@ import { dispatch } from "../../../src/rpc/dispatch.ts";
 import { createMethodTable } from "../../../src/rpc/method.ts";
 import { SECUREJOIN_METHODS } from "../../../src/rpc/methods/securejoin.ts";
 import type { Services } from "../../../src/services.ts";
-import { testAccount } from "../../core/_accounts.ts";
 import { fakeServices } from "../_fake_services.ts";
 
 const TABLE = createMethodTable(SECUREJOIN_METHODS);
@@ -19,15 +18,14 @@ async function call(s: Services, method: string, params: unknown[]) {
 }
 
 Deno.test("get_chat_securejoin_qr_code makes a legacy OPENPGP4FPR link with a new auth each call", async () => {
-  const acc = await testAccount("me@relay.test", "My Gateway");
-  const s: Services = { ...fakeServices(), secureJoin: acc.secureJoin };
+  const s = fakeServices({ profile: "My Gateway" });
   const one = (await call(s, "get_chat_securejoin_qr_code", [1, null])).result as string;
   const two = (await call(s, "get_chat_securejoin_qr_code", [1, null])).result as string;
   const shape =
     /^OPENPGP4FPR:([0-9A-F]{40})#a=me%40relay\.test&n=My\+Gateway&i=([\w-]{24})&s=([\w-]{24})$/;
   const [m1, m2] = [shape.exec(one), shape.exec(two)];
   assert.ok(m1 && m2, one);
-  assert.equal(m1[1], acc.self.fingerprint);
+  assert.equal(m1[1], s.core.self.fingerprint);
   assert.equal(m1[2], m2[2], "the invite number is kept");
   assert.notEqual(m1[3], m2[3], "a new auth token per invite");
   const group = await call(s, "get_chat_securejoin_qr_code", [1, 12]);
@@ -35,8 +33,7 @@ Deno.test("get_chat_securejoin_qr_code makes a legacy OPENPGP4FPR link with a ne
 });
 
 Deno.test("secure_join answers -32602 for malformed links and -1 for its own link", async () => {
-  const acc = await testAccount("me@relay.test", "Me");
-  const s: Services = { ...fakeServices(), secureJoin: acc.secureJoin };
+  const s = fakeServices({ profile: "Me" });
   const bad = await call(s, "secure_join", [1, "https://example.com/x"]);
   assert.equal(bad.error?.code, -32602);
   assert.match(bad.error!.message, /not an invite link/);
@@ -46,7 +43,7 @@ Deno.test("secure_join answers -32602 for malformed links and -1 for its own lin
   ]);
   assert.equal(fpr.error?.code, -32602);
   assert.match(fpr.error!.message, /fingerprint/);
-  const own = await call(s, "secure_join", [1, acc.secureJoin.createInvite()]);
+  const own = await call(s, "secure_join", [1, s.core.secureJoin.createInvite()]);
   assert.equal(own.error?.code, -1);
   assert.match(own.error!.message, /your own invite link/);
 });

@@ -1,16 +1,14 @@
 /**
- * The messenger `createMessenger` composes: a protected file that waited for a SecureJoin is
+ * The account core `createAccountCore` builds: a protected file that waited for a SecureJoin is
  * announced with `PrivittyFileEncrypted` once the join releases it, as send_msg announces one
  * that did not wait. Real keys; mails handed between two in-memory accounts.
  */
 import assert from "node:assert/strict";
 import { dirname } from "node:path";
-import { Chats } from "../src/core/chats.ts";
-import { blobDirOf } from "../src/core/context.ts";
-import { openAttachableFile } from "../src/core/file_access.ts";
-import { Messages } from "../src/core/messages.ts";
-import { deliverAll, type TestAccount, testAccount } from "./core/_accounts.ts";
-import { makeTempDir } from "./_helpers/temp.ts";
+import { blobDirOf } from "../../src/core/context.ts";
+import { openAttachableFile } from "../../src/core/file_access.ts";
+import { deliverAll, type TestAccount, testAccount } from "../core/_accounts.ts";
+import { makeTempDir } from "../_helpers/temp.ts";
 
 /** Sends `path` from `from` in `chatId` through the account's send steps, as send_msg does. */
 async function sendFile(from: TestAccount, chatId: number, path: string, filesDir: string) {
@@ -19,18 +17,18 @@ async function sendFile(from: TestAccount, chatId: number, path: string, filesDi
     { filesDir, dataDir: dirname(from.ctx.blobDir), blobDir: from.ctx.blobDir },
     { method: "send_msg", verb: "sent" },
   );
-  return await new Messages(from.ctx).createOutgoing({ chatId, file: { source: file } }, from.send);
+  return await from.sendMessage({ chatId, file: { source: file } });
 }
 
 Deno.test("a .prv sent while the join runs gets PrivittyFileEncrypted when the join releases it", async () => {
-  await using tmp = await makeTempDir("mail-runtime");
+  await using tmp = await makeTempDir("account-core");
   const filesDir = `${tmp.path}/files`;
   await Deno.mkdir(filesDir);
   const alice = await testAccount("alice@relay.test", "Alice", blobDirOf(`${tmp.path}/a`));
   const bob = await testAccount("bob@relay.test", "Bob", blobDirOf(`${tmp.path}/b`));
   try {
     const chatId = await bob.secureJoin.join(alice.secureJoin.createInvite());
-    const first = await new Messages(bob.ctx).createOutgoing({ chatId, text: "hello" }, {
+    const first = await bob.messages.createOutgoing({ chatId, text: "hello" }, {
       admit: () => Promise.resolve(),
       render: () => {
         throw new Error("a message to a joining contact waits: nothing is rendered");
@@ -38,7 +36,7 @@ Deno.test("a .prv sent while the join runs gets PrivittyFileEncrypted when the j
     });
     await deliverAll(bob, alice); // vc-request
     await deliverAll(alice, bob); // vc-auth-required: Bob has Alice's key, the join runs on
-    const aliceOnBob = new Chats(bob.ctx).recipients(bob.store.chats.get(chatId)!)[0].id;
+    const aliceOnBob = bob.chats.recipients(bob.store.chats.get(chatId)!)[0].id;
     await Deno.writeTextFile(`${filesDir}/report.txt`, "figures");
     const protectedFile = await bob.protectedFiles.protect({
       chatId,

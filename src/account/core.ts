@@ -1,0 +1,217 @@
+/**
+ * The account core: one per account, built once at start (as chatmail's `Context`). It owns the
+ * account's context (store, its one `DomainTx`, blob directory and blob holds, clock), the domain
+ * objects (contacts, chats, messages, groups, channels, message states, outgoing controls),
+ * protected files, SecureJoin, the receipt batcher, the reception pipeline and the one send
+ * pipeline (`send`) every message of ours takes. RPC handlers reach it as `services.core` and
+ * call one of its members; the daemon's mail runtime adds the transports around it.
+ */
+import { ChatType } from "../constants.ts";
+import { Channels } from "../core/channels.ts";
+import { Chats } from "../core/chats.ts";
+import { Contacts } from "../core/contacts.ts";
+import { type CoreContext, createCoreContext, type WakeSender } from "../core/context.ts";
+import { Groups } from "../core/groups.ts";
+import type { SelfIdentity } from "../core/identity.ts";
+import { JoinWait } from "../core/join_wait.ts";
+import { MailComposer } from "../core/mail_composer.ts";
+import { MessageStates } from "../core/message_states.ts";
+import {
+  Messages,
+  type OutgoingMessage,
+  type RenderedMail,
+  type SendSteps,
+} from "../core/messages.ts";
+import { ComposerOutgoing, type OutgoingRenderer } from "../core/outgoing.ts";
+import { OutgoingControls } from "../core/outgoing_controls.ts";
+import { PeerKeyCache } from "../core/peer_keys.ts";
+import { ReceiptBatcher } from "../core/receipt_batcher.ts";
+import { Receiver } from "../core/receive.ts";
+import type { EventSink } from "../events/types.ts";
+import { requireLicense } from "../license/gate.ts";
+import type { LicenseSource } from "../license/manager.ts";
+import { deviceKeyOf } from "../protected_files/key_shares.ts";
+import { ProtectedFiles } from "../protected_files/service.ts";
+import { SecureJoin } from "../securejoin/mod.ts";
+import type { Store } from "../store/mod.ts";
+
+/** What sharing a protected file is called in the license gate's -32001 message. */
+const SEND_PROTECTED = "send_msg with a protected .prv file";
+
+/** Inputs of {@link createAccountCore}. */
+export interface AccountCoreOptions {
+  readonly store: Store;
+  readonly events: EventSink;
+  /** Absolute path of the blob directory. */
+  readonly blobDir: string;
+  /** Who the account is (`loadIdentity`: its key parsed once). */
+  readonly self: SelfIdentity;
+  /** Gates sharing protected files. */
+  readonly license: LicenseSource;
+  /** Clock in Unix ms; default `Date.now`. */
+  readonly now?: () => number;
+  /** Wakes the mail sender after a commit that queued mail (`DomainTx.mailQueued`). */
+  readonly wakeSender?: WakeSender;
+  /** The device fingerprint: protected files' stored shares are bound to it. */
+  readonly deviceFingerprint?: string;
+  /** How long read and delivery receipts are collected before they go out (ms). */
+  readonly receiptWindowMs?: number;
+  /**
+   * Where mails of their own go (receipts, SecureJoin steps, protected-file PDUs); default: the
+   * store's outbox, waking the sender after the commit. Tests hand them to another account.
+   */
+  readonly queue?: (mail: RenderedMail) => void;
+  /**
+   * How mails of ours are made: the send steps, control mails and read receipts owed. Default:
+   * the account's own pipeline (protected-file rules and the license gate, then its composer)
+   * and receipt batcher. Tests whose peers have no real keys pass a fake renderer.
+   */
+  readonly renderer?: OutgoingRenderer;
+}
+
+/** One account's domain, built once; see the module doc. */
+export interface AccountCore {
+  readonly ctx: CoreContext;
+  readonly self: SelfIdentity;
+  readonly composer: MailComposer;
+  readonly contacts: Contacts;
+  readonly chats: Chats;
+  readonly messages: Messages;
+  readonly groups: Groups;
+  readonly channels: Channels;
+  /** Delivery states, receipts and seen marks. */
+  readonly states: MessageStates;
+  /** Reactions, edits and deletes of ours, sent to the chat's members. */
+  readonly controls: OutgoingControls;
+  /** Protected files: key shares, PDUs, grants held in memory. */
+  readonly protectedFiles: ProtectedFiles;
+  readonly secureJoin: SecureJoin;
+  /** The steps every chat message of ours takes, whatever its chat or path. */
+  readonly send: SendSteps;
+  readonly receipts: ReceiptBatcher;
+  /** The reception pipeline (the IMAP drain's sink wraps it). */
+  readonly receiver: Receiver;
+  /** Sends a message of ours through `send` (`send_msg`); resolves with its id. */
+  sendMessage(m: OutgoingMessage): Promise<number>;
+  /**
+   * Marks incoming messages seen and owes the read receipts their senders asked for, in one
+   * transaction (a crash cannot leave messages seen whose receipts are not owed).
+   */
+  markSeen(ids: readonly number[]): void;
+  /** Leaves a group (the members are told) or a channel we subscribe to (its owner is told). */
+  leave(chatId: number): Promise<void>;
+  /**
+   * Sends or fails messages waiting for a SecureJoin handshake (`all`: every chat, at start;
+   * else the chats of join records, for timeouts); the outbox rows wake the sender.
+   */
+  settleJoinWaits(all?: boolean): Promise<void>;
+}
+
+/** Builds the core of one account over its store; build it once per account. */
+export function createAccountCore(o: AccountCoreOptions): AccountCore {
+  const ctx = createCoreContext({
+    store: o.store,
+    events: o.events,
+    blobDir: o.blobDir,
+    now: o.now,
+    wakeSender: o.wakeSender,
+  });
+  const self = o.self;
+  const messages = new Messages(ctx);
+  const queue = o.queue ?? ((mail: RenderedMail) => {
+    messages.enqueueMail(mail); // wakes the sender after its commit
+  });
+  const keys = new PeerKeyCache();
+  const composer = new MailComposer(self, keys);
+  const joinWait = new JoinWait(ctx);
+  const protectedFiles = new ProtectedFiles({
+    ctx,
+    self,
+    renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
+    queue,
+    deviceKey: deviceKeyOf(o.deviceFingerprint ?? ""),
+  });
+  // The one send pipeline: protected-file rules and the license gate, then the mail with the
+  // file's PDUs, announced with the commit; separate PDU mails go out after it.
+  const gate = () => requireLicense(SEND_PROTECTED, o.license);
+  const pipeline: SendSteps = {
+    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
+    render: async (d, c, r) => {
+      const prv = await protectedFiles.outgoing(d, c, r, gate);
+      const mail = await composer.renderChat(prv.draft, c, r);
+      const fileId = prv.fileId;
+      return {
+        ...mail,
+        ...(fileId === undefined ? {} : {
+          announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
+        }),
+        ...(prv.afterSend === undefined ? {} : { afterCommit: prv.afterSend }),
+      };
+    },
+  };
+  const receipts = new ReceiptBatcher(ctx, composer, queue, o.receiptWindowMs);
+  const renderer = o.renderer ?? new ComposerOutgoing(composer, receipts, pipeline);
+  const send = renderer.chat;
+  const secureJoin = new SecureJoin({
+    ctx,
+    self,
+    composer,
+    send,
+    queue,
+    onJoined: async (chatId) => {
+      await joinWait.settle(chatId, send);
+    },
+  });
+  const receiver = new Receiver({
+    ctx,
+    reader: {
+      privateKey: self.privateKey,
+      keys,
+      now: () => ctx.now(),
+      channelSecrets: () => ctx.store.chats.subscribedSecrets(),
+      knownKeys: (addr) =>
+        ctx.store.contacts.keyContactsByAddr(addr).map((c) => c.publicKey).filter((k) =>
+          k.length > 0
+        ),
+    },
+    selfFingerprint: self.fingerprint,
+    secureJoin,
+    protectedFiles,
+    deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
+  });
+  const chats = new Chats(ctx);
+  const states = new MessageStates(ctx);
+  const groups = new Groups(ctx, send);
+  const channels = new Channels(ctx, send);
+  return {
+    ctx,
+    self,
+    composer,
+    contacts: new Contacts(ctx),
+    chats,
+    messages,
+    groups,
+    channels,
+    states,
+    controls: new OutgoingControls(ctx, renderer.renderControl.bind(renderer)),
+    protectedFiles,
+    secureJoin,
+    send,
+    receipts,
+    receiver,
+    sendMessage: (m) => messages.createOutgoing(m, send),
+    markSeen: (ids) => {
+      ctx.tx.run(() => {
+        const seen = states.markSeen(ids);
+        if (seen.length > 0) renderer.oweReadReceipts(seen);
+      });
+    },
+    leave: async (chatId) => {
+      if (chats.require(chatId).type === ChatType.BROADCAST) await channels.leave(chatId);
+      else await groups.leave(chatId);
+    },
+    settleJoinWaits: async (all = false) => {
+      await joinWait.settleAll(send, all);
+    },
+  };
+}
