@@ -275,7 +275,7 @@ Notes:
     (big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)
   }×. Raw AES awaits one call after another and so
   uses one core; the writer seals each 1 MiB batch's 16 chunks in parallel on WebCrypto's thread
-  pool and, from 16 MiB, hashes on a worker thread (\`src/protected_files/sha256_worker.ts\`,
+  pool and, from 16 MiB, hashes on a worker thread (\`src/prv/sha256_worker.ts\`,
   buffers moved to it and back, not copied), so it reaches 0.8× when about ${
     (0.8 * big.cpuMsPerMiB.enc / big.cpuMsPerMiB.rawEnc).toFixed(1)
   } cores are free for it (0.8 × that CPU ratio), and falls below when other jobs hold them (this

@@ -28,7 +28,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "memory/",
   ],
   // 1: pure and effectful edges
-  ["store/", "crypto/", "mime/", "transport/", "config.ts"],
+  ["store/", "crypto/", "prv/", "mime/", "transport/", "config.ts"],
   // 2: the domain core
   ["core/"],
   // 3: domain services built on core

@@ -3,7 +3,7 @@ import {
   EARLY_FLUSH_BYTES,
   earlyFlushingWriter,
   writeFileAtomicallyThen,
-} from "../../src/protected_files/atomic_file.ts";
+} from "../../src/prv/atomic_file.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 
 /** A stand-in for an opened file that records writes and flushes. */

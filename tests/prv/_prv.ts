@@ -1,6 +1,6 @@
 /** Shared helpers of the `.prv` tests: plaintext generators and in-memory encryption. */
-import { encryptPrv, type PrvEncryption } from "../../src/protected_files/prv_encrypt.ts";
-import { CHUNK_SIZE } from "../../src/protected_files/prv_format.ts";
+import { encryptPrv, type PrvEncryption } from "../../src/prv/prv_encrypt.ts";
+import { CHUNK_SIZE } from "../../src/prv/prv_format.ts";
 
 /** `n` random bytes (crypto.getRandomValues fills at most 64 KiB per call). */
 export function randomBytes(n: number): Uint8Array {

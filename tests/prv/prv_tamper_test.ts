@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
-import { PrvError, type PrvErrorReason } from "../../src/protected_files/prv_errors.ts";
+import { PrvError, type PrvErrorReason } from "../../src/prv/prv_errors.ts";
 import {
   CHUNK_SIZE,
   chunkSpan,
   HEADER_SIZE,
   layoutForPlaintext,
   TAG_SIZE,
-} from "../../src/protected_files/prv_format.ts";
-import { openPrv } from "../../src/protected_files/prv_reader.ts";
-import { bytesSource } from "../../src/protected_files/prv_source.ts";
+} from "../../src/prv/prv_format.ts";
+import { openPrv } from "../../src/prv/prv_reader.ts";
+import { bytesSource } from "../../src/prv/prv_source.ts";
 import { encryptBytes, randomBytes } from "./_prv.ts";
 
 // Three chunks: two full ones and a final one of 100 bytes.

@@ -6,7 +6,7 @@ import {
   sha256PairHere,
   startSha256Worker,
   WORKER_MIN_BYTES,
-} from "../../src/protected_files/sha256_worker.ts";
+} from "../../src/prv/sha256_worker.ts";
 import { randomBytes } from "./_prv.ts";
 
 const hex = (...parts: Uint8Array[]) => {

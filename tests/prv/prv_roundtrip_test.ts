@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
-import { PrvSourceError } from "../../src/protected_files/prv_errors.ts";
-import { CHUNK_SIZE, layoutForPlaintext } from "../../src/protected_files/prv_format.ts";
-import { openPrv } from "../../src/protected_files/prv_reader.ts";
-import { bytesSource } from "../../src/protected_files/prv_source.ts";
+import { encryptPrv } from "../../src/prv/prv_encrypt.ts";
+import { PrvSourceError } from "../../src/prv/prv_errors.ts";
+import { CHUNK_SIZE, layoutForPlaintext } from "../../src/prv/prv_format.ts";
+import { openPrv } from "../../src/prv/prv_reader.ts";
+import { bytesSource } from "../../src/prv/prv_source.ts";
 import { encryptBytes, randomBytes, sha256Hex, streamOf } from "./_prv.ts";
 
 const SIZES = [0, 1, CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1, 5 * CHUNK_SIZE + 123];

@@ -5,11 +5,11 @@ import {
   encryptPrv,
   encryptToPrv,
   prvPathFor,
-} from "../../src/protected_files/prv_encrypt.ts";
-import { PrvSourceError } from "../../src/protected_files/prv_errors.ts";
-import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv_format.ts";
-import { openPrvFile } from "../../src/protected_files/prv_reader.ts";
-import { WORKER_MIN_BYTES } from "../../src/protected_files/sha256_worker.ts";
+} from "../../src/prv/prv_encrypt.ts";
+import { PrvSourceError } from "../../src/prv/prv_errors.ts";
+import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/prv/prv_format.ts";
+import { openPrvFile } from "../../src/prv/prv_reader.ts";
+import { WORKER_MIN_BYTES } from "../../src/prv/sha256_worker.ts";
 import { poll } from "../_helpers/poll.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
@@ -93,7 +93,7 @@ Deno.test("encryptToPrv() into a missing directory fails and releases the stream
 Deno.test("a process killed mid-write leaves no file under the final name", async () => {
   await withTempDir(async (dir) => {
     const script = `${dir}/writer.ts`;
-    const module = new URL("src/protected_files/prv_encrypt.ts", ROOT).href;
+    const module = new URL("src/prv/prv_encrypt.ts", ROOT).href;
     // Sends 4 MiB of a declared 10 MiB, then hangs (the process stays alive until killed).
     await Deno.writeTextFile(
       script,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { encryptToPrv } from "../../src/protected_files/prv_encrypt.ts";
-import { PrvError } from "../../src/protected_files/prv_errors.ts";
-import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/protected_files/prv_format.ts";
+import { encryptToPrv } from "../../src/prv/prv_encrypt.ts";
+import { PrvError } from "../../src/prv/prv_errors.ts";
+import { CHUNK_SIZE, HEADER_SIZE, TAG_SIZE } from "../../src/prv/prv_format.ts";
 import {
   DECRYPTS_IN_FLIGHT,
   MAX_RUN_CHUNKS,
@@ -9,8 +9,8 @@ import {
   openPrvFile,
   openPrvWithHead,
   reopenPrv,
-} from "../../src/protected_files/prv_reader.ts";
-import { bytesSource, type PrvSource } from "../../src/protected_files/prv_source.ts";
+} from "../../src/prv/prv_reader.ts";
+import { bytesSource, type PrvSource } from "../../src/prv/prv_source.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 

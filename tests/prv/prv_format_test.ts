@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { PrvError } from "../../src/protected_files/prv_errors.ts";
+import { PrvError } from "../../src/prv/prv_errors.ts";
 import {
   CHUNK_SIZE,
   chunkIndexOf,
@@ -13,7 +13,7 @@ import {
   parseHeader,
   PRV_MAGIC,
   TAG_SIZE,
-} from "../../src/protected_files/prv_format.ts";
+} from "../../src/prv/prv_format.ts";
 
 const fields = {
   fileUid: new Uint8Array(16).fill(1),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fillReaderOf, type OffsetReader } from "../../src/protected_files/plaintext_source.ts";
+import { fillReaderOf, type OffsetReader } from "../../src/prv/plaintext_source.ts";
 import { randomBytes, streamOf } from "./_prv.ts";
 
 /** An offset reader over `bytes` that returns at most `most` bytes a call, and logs positions. */

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { encryptPrv } from "../../src/protected_files/prv_encrypt.ts";
-import { GC_HINT_CHUNKS, PRV_GC_HINT } from "../../src/protected_files/gc_hint.ts";
+import { encryptPrv } from "../../src/prv/prv_encrypt.ts";
+import { GC_HINT_CHUNKS, PRV_GC_HINT } from "../../src/prv/gc_hint.ts";
 import { daemonFlags } from "../_helpers/permissions.ts";
-import { CHUNK_SIZE } from "../../src/protected_files/prv_format.ts";
-import { openPrv } from "../../src/protected_files/prv_reader.ts";
-import { bytesSource } from "../../src/protected_files/prv_source.ts";
+import { CHUNK_SIZE } from "../../src/prv/prv_format.ts";
+import { openPrv } from "../../src/prv/prv_reader.ts";
+import { bytesSource } from "../../src/prv/prv_source.ts";
 import { encryptBytes, randomBytes, streamOf } from "./_prv.ts";
 
 type Holder = { gc?: unknown };
@@ -25,7 +25,7 @@ async function withFakeGc(fn: (calls: unknown[]) => Promise<void>): Promise<void
 
 /** What collectYoungGarbage() returns in a fresh `deno eval` run with `flags`. */
 async function hintInChild(flags: string[]): Promise<string> {
-  const url = new URL("../../src/protected_files/gc_hint.ts", import.meta.url).href;
+  const url = new URL("../../src/prv/gc_hint.ts", import.meta.url).href;
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "eval",
