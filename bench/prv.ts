@@ -6,10 +6,15 @@
  * a process that decrypts the 1 GiB file (with the daemon's runtime flags and without), all of it
  * BENCH_PRV_RUNS times. Temporary files live in /tmp and are removed.
  */
-import { tempNameFor, writeAll } from "../src/prv/atomic_file.ts";
-import { encryptPrv, encryptToPrv, type PrvFileEncryption } from "../src/prv/prv_encrypt.ts";
-import { CHUNK_SIZE } from "../src/prv/prv_format.ts";
-import { openPrvFile } from "../src/prv/prv_reader.ts";
+import {
+  CHUNK_SIZE,
+  encryptPrv,
+  encryptToPrv,
+  openPrvFile,
+  type PrvFileEncryption,
+  tempNameFor,
+  writeAll,
+} from "../src/prv/mod.ts";
 import {
   type HostMemoryMode,
   hostMemoryMode,

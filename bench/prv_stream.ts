@@ -10,7 +10,7 @@
 import { blobDirOf } from "../src/core/context.ts";
 import { DataDirLayout } from "../src/constants.ts";
 import { deviceKeyOf, deviceWrap } from "../src/protected_files/key_shares.ts";
-import { encryptToPrv } from "../src/prv/prv_encrypt.ts";
+import { encryptToPrv } from "../src/prv/mod.ts";
 import { RECENT_WRITE_MS } from "../src/protected_files/prv_open_cache.ts";
 import { Store } from "../src/store/mod.ts";
 import { spawnDaemon } from "../tests/_helpers/daemon.ts";

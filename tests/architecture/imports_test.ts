@@ -1,7 +1,8 @@
 /**
  * Dependencies point one way (ARCHITECTURE.md §1): parses the imports of every `src/**\/*.ts` and
- * fails on an import cycle, on a module importing a higher layer, and on the CLI importing more
- * than its HTTP client and wire types.
+ * fails on an import cycle, on a module importing a higher layer, on the CLI importing more
+ * than its HTTP client and wire types, and on a package reached past its entry module or
+ * importing above its bound (`PACKAGES`).
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
@@ -42,6 +43,17 @@ const LAYERS: readonly (readonly string[])[] = [
   // 7: the programs' composition roots and entries (the daemon, the license server)
   ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts", "license_server/"],
 ];
+
+/**
+ * Packages that others reach only through their entry module, with the highest layer the
+ * package itself may import (besides itself). `prv/`, the `.prv` container, is pure: bytes and
+ * errors, no PDU, grant, store or account.
+ */
+const PACKAGES: Readonly<
+  Record<string, { readonly entry: string; readonly mayImportUpTo: number }>
+> = {
+  "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
+};
 
 /** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
 const CLI_MAY_IMPORT = [
@@ -137,12 +149,35 @@ export function layerViolations(g: ReadonlyMap<string, readonly string[]>): stri
   return [...new Set(bad)];
 }
 
+/** Imports into a package other than through its entry, and a package's imports above its bound. */
+export function packageViolations(g: ReadonlyMap<string, readonly string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of g) {
+    for (const to of tos) {
+      for (const [dir, { entry, mayImportUpTo }] of Object.entries(PACKAGES)) {
+        const inside = from.startsWith(dir);
+        if (!inside && to.startsWith(dir) && to !== entry) {
+          bad.push(`${from} → ${to} (use ${entry})`);
+        }
+        if (inside && !to.startsWith(dir) && layerOf(to) > mayImportUpTo) {
+          bad.push(`${from} → ${to} (${dir} imports layer ${mayImportUpTo} at most)`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
 Deno.test("src/ has no import cycle", () => {
   assert.deepEqual(cycles(graph()), []);
 });
 
 Deno.test("src/ imports only its own layer or lower ones; the CLI only its client and wire types", () => {
   assert.deepEqual(layerViolations(graph()), []);
+});
+
+Deno.test("src/prv/ imports only layer 0, and other packages reach it only through its entry", () => {
+  assert.deepEqual(packageViolations(graph()), []);
 });
 
 Deno.test("the checks catch a cycle and an upward import", () => {
@@ -158,4 +193,13 @@ Deno.test("the checks catch a cycle and an upward import", () => {
     importsOf("core/a.ts", 'import type { X } from "../store/mod.ts";\nexport * from "./b.ts";'),
     ["store/mod.ts", "core/b.ts"],
   );
+  const pkg = new Map([
+    ["prv/mod.ts", ["prv/reader.ts"]],
+    ["prv/reader.ts", ["bytes.ts", "errors.ts", "store/mod.ts"]],
+    ["protected_files/a.ts", ["prv/mod.ts", "prv/reader.ts"]],
+  ]);
+  assert.deepEqual(packageViolations(pkg), [
+    "prv/reader.ts → store/mod.ts (prv/ imports layer 0 at most)",
+    "protected_files/a.ts → prv/reader.ts (use prv/mod.ts)",
+  ]);
 });

@@ -6,7 +6,7 @@ import {
   PrvOpenCache,
   RECENT_WRITE_MS,
 } from "../../src/protected_files/prv_open_cache.ts";
-import { openPrv } from "../../src/prv/prv_reader.ts";
+import { openPrv } from "../../src/prv/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
 import { encryptBytes, randomBytes } from "../prv/_prv.ts";
 
