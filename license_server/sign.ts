@@ -1,6 +1,6 @@
 /** Signs a device's copy of a license (a JWT with the claims of license/claims.ts). */
 import { SignJWT } from "jose";
-import { claimsToPayload } from "../license/claims.ts";
+import { claimsToPayload } from "../src/license/claims.ts";
 import type { LicenseRow } from "./db.ts";
 import type { SigningKey } from "./signing_key.ts";
 
