@@ -3,7 +3,7 @@
  * created on first use. Its public half (SPKI PEM) is what gateways trust.
  */
 import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8 } from "jose";
-import { spkiKeyId } from "../src/license/verify.ts";
+import { spkiKeyId } from "../src/license/spki.ts";
 
 /** The signing key, its public PEM and its key id (`kid` of every token it signs). */
 export interface SigningKey {

@@ -1,14 +1,18 @@
 /**
  * Dependencies point one way (ARCHITECTURE.md §1): parses the imports of every `src/**\/*.ts` and
  * fails on an import cycle, on a module importing a higher layer, on the CLI importing more
- * than its HTTP client and wire types, and on a package reached past its entry module or
- * importing above its bound (`PACKAGES`).
+ * than its HTTP client and wire types, on a package reached past its entry module or importing
+ * above its bound (`PACKAGES`), and on an import across the gateway's edge: `src/` importing the
+ * license server (`license_server/`) or anything else outside it, and the license server importing
+ * more of `src/` than it shares.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src"));
+/** The license server, a second program beside the gateway; its paths here are `../license_server/…`. */
+const LICENSE_SERVER = normalize(join(SRC, "../license_server"));
 
 /**
  * Layers, lowest first; a module may import its own layer and lower ones. Longest matching
@@ -40,8 +44,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ["rpc/"],
   // 6: HTTP
   ["http/"],
-  // 7: the programs' composition roots and entries (the daemon, the license server)
-  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts", "license_server/"],
+  // 7: the program's composition roots and entries (the license server is a program of its own,
+  // beside src/: see LICENSE_SERVER_MAY_IMPORT)
+  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts"],
 ];
 
 /**
@@ -54,6 +59,12 @@ const PACKAGES: Readonly<
 > = {
   "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
 };
+
+/**
+ * What the license server may import from the gateway's `src/`: the claims it signs and the key
+ * id it stamps on them, both without dependencies. Nothing in `src/` imports the license server.
+ */
+const LICENSE_SERVER_MAY_IMPORT = ["license/claims.ts", "license/spki.ts"];
 
 /** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
 const CLI_MAY_IMPORT = [
@@ -99,9 +110,9 @@ export function importsOf(file: string, text: string): string[] {
   return [...new Set(specs.map((s) => relative(SRC, normalize(join(SRC, dirname(file), s)))))];
 }
 
-function graph(): Map<string, string[]> {
+function graph(dir = SRC): Map<string, string[]> {
   const g = new Map<string, string[]>();
-  for (const f of sources()) g.set(f, importsOf(f, Deno.readTextFileSync(join(SRC, f))));
+  for (const f of sources(dir)) g.set(f, importsOf(f, Deno.readTextFileSync(join(SRC, f))));
   return g;
 }
 
@@ -168,6 +179,25 @@ export function packageViolations(g: ReadonlyMap<string, readonly string[]>): st
   return bad;
 }
 
+/**
+ * Imports across the gateway's edge: from `src/` to anything outside it (the license server, the
+ * tests, the benchmarks), and from the license server into `src/` beyond what it may share.
+ */
+export function edgeViolations(g: ReadonlyMap<string, readonly string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of g) {
+    const server = from.startsWith("../license_server/");
+    for (const to of tos) {
+      if (server) {
+        if (!to.startsWith("../license_server/") && !LICENSE_SERVER_MAY_IMPORT.includes(to)) {
+          bad.push(`${from} → ${to}`);
+        }
+      } else if (to.startsWith("../")) bad.push(`${from} → ${to}`);
+    }
+  }
+  return bad;
+}
+
 Deno.test("src/ has no import cycle", () => {
   assert.deepEqual(cycles(graph()), []);
 });
@@ -178,6 +208,12 @@ Deno.test("src/ imports only its own layer or lower ones; the CLI only its clien
 
 Deno.test("src/prv/ imports only layer 0, and other packages reach it only through its entry", () => {
   assert.deepEqual(packageViolations(graph()), []);
+});
+
+Deno.test("src/ imports nothing outside it; the license server only claims and key ids", () => {
+  const g = new Map([...graph(), ...graph(LICENSE_SERVER)]);
+  assert.ok([...g.keys()].some((f) => f.startsWith("../license_server/")), "license server found");
+  assert.deepEqual(edgeViolations(g), []);
 });
 
 Deno.test("the checks catch a cycle and an upward import", () => {
@@ -202,4 +238,16 @@ Deno.test("the checks catch a cycle and an upward import", () => {
     "prv/reader.ts → store/mod.ts (prv/ imports layer 0 at most)",
     "protected_files/a.ts → prv/reader.ts (use prv/mod.ts)",
   ]);
+  const edge = new Map([
+    ["daemon.ts", ["../license_server/http.ts"]],
+    ["../license_server/sign.ts", ["license/claims.ts", "license/verify.ts"]],
+  ]);
+  assert.deepEqual(edgeViolations(edge), [
+    "daemon.ts → ../license_server/http.ts",
+    "../license_server/sign.ts → license/verify.ts",
+  ]);
+  assert.deepEqual(
+    importsOf("../license_server/sign.ts", 'import { c } from "../src/license/claims.ts";'),
+    ["license/claims.ts"],
+  );
 });
