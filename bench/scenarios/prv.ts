@@ -14,7 +14,7 @@ import {
   type PrvFileEncryption,
   tempNameFor,
   writeAll,
-} from "../src/prv/mod.ts";
+} from "../../src/prv/mod.ts";
 import {
   type HostMemoryMode,
   hostMemoryMode,
@@ -22,10 +22,10 @@ import {
   pageCacheCost,
   requestedModes,
   withMemoryKept,
-} from "./host_memory.ts";
-import { FLOOR_MAX_BYTES, leastDurableWrite } from "./prv_floor.ts";
-import { ivOf, randomAesKey } from "./raw_aes.ts";
-import { writePrvSection } from "./prv_report.ts";
+} from "../drivers/host_memory.ts";
+import { FLOOR_MAX_BYTES, leastDurableWrite } from "../baselines/prv_floor.ts";
+import { ivOf, randomAesKey } from "../baselines/raw_aes.ts";
+import { writePrvSection } from "../drivers/prv_report.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const MiB = 1 << 20;
@@ -483,7 +483,7 @@ async function rssChild(
 /** The daemon's runtime flags: DAEMON_V8_FLAGS of scripts/permissions.sh (one definition). */
 async function daemonV8Flags(): Promise<string> {
   const out = await new Deno.Command("bash", {
-    args: ["-c", `. "${HERE}../scripts/permissions.sh" && printf %s "$DAEMON_V8_FLAGS"`],
+    args: ["-c", `. "${HERE}../../scripts/permissions.sh" && printf %s "$DAEMON_V8_FLAGS"`],
     stdout: "piped",
   }).output();
   const flags = new TextDecoder().decode(out.stdout).trim();

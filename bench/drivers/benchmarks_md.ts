@@ -3,7 +3,7 @@
  * else placed at the end of a named `## ` section, else appended; then formatted as committed.
  */
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** Where a benchmark's text goes in BENCHMARKS.md. */
 export interface BenchmarkSection {

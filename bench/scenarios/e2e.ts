@@ -16,10 +16,10 @@
  * Writes its own section of BENCHMARKS.md between `<!-- e2e:begin -->` and `<!-- e2e:end -->`
  * (replaced in place, or appended), so it merges with the other sections' report (bench/report.ts).
  */
-import { deltaChatInstalled, DeltaChatPeer } from "../tests/_helpers/deltachat_peer.ts";
-import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
-import { type Relay, startRelay } from "../tests/_helpers/relay.ts";
-import { writeBenchmarkSection } from "./benchmarks_md.ts";
+import { deltaChatInstalled, DeltaChatPeer } from "../../tests/_helpers/deltachat_peer.ts";
+import { GatewayPeer } from "../../tests/_helpers/gateway_peer.ts";
+import { type Relay, startRelay } from "../../tests/_helpers/relay.ts";
+import { writeBenchmarkSection } from "../drivers/benchmarks_md.ts";
 
 const LATENCY_N = Number(Deno.env.get("BENCH_E2E_LATENCY_N") ?? 30);
 const WARMUP = 2;

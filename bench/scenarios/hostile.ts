@@ -4,10 +4,10 @@
  * an /auth flood — with its RSS at rest, at the peak and after each. Writes its own section of
  * BENCHMARKS.md between `<!-- hostile:begin -->` and `<!-- hostile:end -->`.
  */
-import { spawnDaemon } from "../tests/_helpers/daemon.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
-import { makeTempDir } from "../tests/_helpers/temp.ts";
-import { writeBenchmarkSection } from "./benchmarks_md.ts";
+import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
+import { startRelay } from "../../tests/_helpers/relay.ts";
+import { makeTempDir } from "../../tests/_helpers/temp.ts";
+import { writeBenchmarkSection } from "../drivers/benchmarks_md.ts";
 
 const BEGIN = "<!-- hostile:begin -->";
 const END = "<!-- hostile:end -->";

@@ -7,22 +7,22 @@
  * registered in its store as the owner's sent messages (a 1 GiB file cannot travel by mail: the
  * relay takes 30 MiB); everything after that is the daemon's own code path.
  */
-import { blobDirOf } from "../src/core/context.ts";
-import { DataDirLayout } from "../src/constants.ts";
-import { deviceKeyOf, deviceWrap } from "../src/protected_files/key_shares.ts";
-import { encryptToPrv } from "../src/prv/mod.ts";
-import { RECENT_WRITE_MS } from "../src/protected_files/prv_open_cache.ts";
-import { Store } from "../src/store/mod.ts";
-import { spawnDaemon } from "../tests/_helpers/daemon.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
-import { rssMb } from "../tests/_helpers/rss.ts";
-import { freePort } from "../tests/_helpers/ports.ts";
-import { makeTempDir } from "../tests/_helpers/temp.ts";
-import { HttpGetClient } from "./http_get.ts";
+import { blobDirOf } from "../../src/core/context.ts";
+import { DataDirLayout } from "../../src/constants.ts";
+import { deviceKeyOf, deviceWrap } from "../../src/protected_files/key_shares.ts";
+import { encryptToPrv } from "../../src/prv/mod.ts";
+import { RECENT_WRITE_MS } from "../../src/protected_files/prv_open_cache.ts";
+import { Store } from "../../src/store/mod.ts";
+import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
+import { startRelay } from "../../tests/_helpers/relay.ts";
+import { rssMb } from "../../tests/_helpers/rss.ts";
+import { freePort } from "../../tests/_helpers/ports.ts";
+import { makeTempDir } from "../../tests/_helpers/temp.ts";
+import { HttpGetClient } from "../drivers/http_get.ts";
 import { median, quantile } from "./prv.ts";
-import { randomAesKey } from "./raw_aes.ts";
+import { randomAesKey } from "../baselines/raw_aes.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const MiB = 1 << 20;
 const CHUNK = 65_536;
 const SIZES_MIB = (Deno.env.get("BENCH_PRV_STREAM_SIZES") ?? "1,100,1024").split(",").map(Number);
@@ -145,7 +145,7 @@ async function startFloorServer(mib: number): Promise<{ port: number; child: Den
     args: [
       "run",
       "--allow-net=127.0.0.1",
-      new URL("./stream_floor_server.ts", import.meta.url).pathname,
+      new URL("../baselines/stream_floor_server.ts", import.meta.url).pathname,
       String(port),
       String(mib),
     ],

@@ -9,14 +9,14 @@
  * `<!-- hostile-mail:end -->` (replaced in place, else added to that section, else appended).
  */
 import { Buffer } from "node:buffer";
-import { chatMessages, joinBySecureJoin } from "../tests/_helpers/gateway_pair.ts";
-import { readStoredAccount } from "../tests/_helpers/gateway_store.ts";
-import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../tests/_helpers/huge_mail.ts";
-import { mailProcessedLines } from "../tests/_helpers/log_lines.ts";
-import { rssByKindMb, rssMb } from "../tests/_helpers/rss.ts";
-import { TwoGateways } from "../tests/_helpers/two_gateways.ts";
-import { closeMailbox, openMailbox } from "../tests/_helpers/relay_mailbox.ts";
-import { writeBenchmarkSection } from "./benchmarks_md.ts";
+import { chatMessages, joinBySecureJoin } from "../../tests/_helpers/gateway_pair.ts";
+import { readStoredAccount } from "../../tests/_helpers/gateway_store.ts";
+import { FLOOD_KINDS, FLOOD_MAIL_BYTES, HugeMailFactory } from "../../tests/_helpers/huge_mail.ts";
+import { mailProcessedLines } from "../../tests/_helpers/log_lines.ts";
+import { rssByKindMb, rssMb } from "../../tests/_helpers/rss.ts";
+import { TwoGateways } from "../../tests/_helpers/two_gateways.ts";
+import { closeMailbox, openMailbox } from "../../tests/_helpers/relay_mailbox.ts";
+import { writeBenchmarkSection } from "../drivers/benchmarks_md.ts";
 
 const BEGIN = "<!-- hostile-mail:begin -->";
 const END = "<!-- hostile-mail:end -->";

@@ -12,11 +12,11 @@
  *
  * Writes its section of BENCHMARKS.md between `<!-- groups:begin -->` and `<!-- groups:end -->`.
  */
-import { deltaChatInstalled, DeltaChatPeer } from "../tests/_helpers/deltachat_peer.ts";
-import { GatewayPeer } from "../tests/_helpers/gateway_peer.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
+import { deltaChatInstalled, DeltaChatPeer } from "../../tests/_helpers/deltachat_peer.ts";
+import { GatewayPeer } from "../../tests/_helpers/gateway_peer.ts";
+import { startRelay } from "../../tests/_helpers/relay.ts";
 import { median } from "./e2e.ts";
-import { writeBenchmarkSection } from "./benchmarks_md.ts";
+import { writeBenchmarkSection } from "../drivers/benchmarks_md.ts";
 
 const MEMBERS = Number(Deno.env.get("BENCH_GROUP_MEMBERS") ?? 20);
 const SMALL = Math.min(5, MEMBERS);

@@ -8,12 +8,13 @@
  * send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
  * daemon (bench/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
  */
-import { spawnDaemon } from "../tests/_helpers/daemon.ts";
-import { freePort, waitForPort } from "../tests/_helpers/ports.ts";
-import { startRelay } from "../tests/_helpers/relay.ts";
-import { makeTempDir } from "../tests/_helpers/temp.ts";
+import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
+import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
+import { startRelay } from "../../tests/_helpers/relay.ts";
+import { makeTempDir } from "../../tests/_helpers/temp.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
+const BASELINES = new URL("../baselines/", import.meta.url).pathname;
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 5);
 /** HTTP: rounds of one short wrk run per target, back to back, so each round is one pairing. */
 const HTTP_ROUNDS = Number(Deno.env.get("BENCH_HTTP_ROUNDS") ?? 25);
@@ -75,21 +76,21 @@ async function httpBench(daemonUrl: string, daemonPid: number) {
   const raw = spawnServer([
     "run",
     `--allow-net=127.0.0.1:${rawPort}`,
-    `${HERE}raw_server.ts`,
+    `${BASELINES}raw_server.ts`,
     String(rawPort),
   ]);
   const honoPort = freePort();
   const hono = spawnServer([
     "run",
     `--allow-net=127.0.0.1:${honoPort}`,
-    `${HERE}hono_rpc_server.ts`,
+    `${BASELINES}hono_rpc_server.ts`,
     String(honoPort),
   ]);
   const minPort = freePort();
   const min = spawnServer([
     "run",
     `--allow-net=127.0.0.1:${minPort}`,
-    `${HERE}min_rpc_server.ts`,
+    `${BASELINES}min_rpc_server.ts`,
     String(minPort),
   ]);
   await waitForPort(rawPort);
@@ -153,7 +154,7 @@ async function sseRun(naive: boolean, clients: number, events: number): Promise<
   const server = spawnServer([
     "run",
     "-A",
-    `${HERE}sse_server.ts`,
+    `${BASELINES}sse_server.ts`,
     String(port),
     ...(naive ? ["--naive"] : []),
   ]);
@@ -224,7 +225,7 @@ async function startupBench(relay: Awaited<ReturnType<typeof startRelay>>, tmp: 
         const c = spawnServer([
           "run",
           `--allow-net=127.0.0.1:${port}`,
-          `${HERE}raw_server.ts`,
+          `${BASELINES}raw_server.ts`,
           String(port),
         ]);
         return Promise.resolve({ url: `http://127.0.0.1:${port}`, stop: () => stopChild(c) });
@@ -276,13 +277,13 @@ if (import.meta.main) {
   // BENCH_ONLY=prv: only the protected-file container section (bench/prv.ts), updated in place.
   // BENCH_ONLY=hostile: only the hostile-load section (bench/hostile.ts), updated in place.
   const only = Deno.env.get("BENCH_ONLY") ?? "";
-  const { runE2eSection } = await import("./e2e.ts");
-  const { runHostileSection } = await import("./hostile.ts");
-  const { runHostileMailSection } = await import("./hostile_mail.ts");
-  const { runGroupsSection } = await import("./groups.ts");
+  const { runE2eSection } = await import("../scenarios/e2e.ts");
+  const { runHostileSection } = await import("../scenarios/hostile.ts");
+  const { runHostileMailSection } = await import("../scenarios/hostile_mail.ts");
+  const { runGroupsSection } = await import("../scenarios/groups.ts");
   // Imported only when run: it prepares its 16 MiB plaintext window at load.
   const runPrvSection = async (command?: string) =>
-    (await import("./prv.ts")).runPrvSection(command);
+    (await import("../scenarios/prv.ts")).runPrvSection(command);
   if (only === "e2e") {
     await runE2eSection("BENCH_ONLY=e2e npx --yes deno@2.9.5 task bench");
   } else if (only === "hostile") {
@@ -294,7 +295,7 @@ if (import.meta.main) {
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
   } else if (only === "prv-stream") {
-    const { runPrvStreamSection } = await import("./prv_stream.ts");
+    const { runPrvStreamSection } = await import("../scenarios/prv_stream.ts");
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
@@ -307,7 +308,7 @@ if (import.meta.main) {
       await runHostileMailSection();
       await runPrvSection();
       await runGroupsSection();
-      await (await import("./prv_stream.ts")).runPrvStreamSection();
+      await (await import("../scenarios/prv_stream.ts")).runPrvStreamSection();
     }
   }
 }

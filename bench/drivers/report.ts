@@ -1,6 +1,6 @@
 /** Writes BENCHMARKS.md from the driver's results (ratios against baselines of the same run). */
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const f = (n: number, d = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 

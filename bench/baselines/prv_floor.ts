@@ -5,7 +5,7 @@
  * derivation: what no implementation of the same durable result can go below on this machine.
  */
 import { createHash } from "node:crypto";
-import { CHUNK_SIZE } from "../src/prv/mod.ts";
+import { CHUNK_SIZE } from "../../src/prv/mod.ts";
 
 /** Largest file the floor is measured for (it holds the whole file in memory). */
 export const FLOOR_MAX_BYTES = 16 << 20;

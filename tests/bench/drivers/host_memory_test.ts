@@ -7,8 +7,8 @@ import {
   reportingOrder,
   requestedModes,
   withMemoryKept,
-} from "../../bench/host_memory.ts";
-import { makeTempDir } from "../_helpers/temp.ts";
+} from "../../../bench/drivers/host_memory.ts";
+import { makeTempDir } from "../../_helpers/temp.ts";
 
 Deno.test("hostMemoryMode reads the order: reported, kept above the largest block, absent", async () => {
   await using tmp = await makeTempDir("host-memory");

@@ -2,9 +2,9 @@
  * The `.prv` section of BENCHMARKS.md (between `<!-- prv:begin -->` and `<!-- prv:end -->`,
  * replaced in place or appended, so the other sections' numbers stay as they are).
  */
-import type { LargeResult, PrvBenchResult, RssResult, SizeResult } from "./prv.ts";
+import type { LargeResult, PrvBenchResult, RssResult, SizeResult } from "../scenarios/prv.ts";
 
-const ROOT = new URL("../", import.meta.url).pathname;
+const ROOT = new URL("../../", import.meta.url).pathname;
 const BEGIN = "<!-- prv:begin -->";
 const END = "<!-- prv:end -->";
 const MiB = 1 << 20;

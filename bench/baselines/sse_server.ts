@@ -4,18 +4,18 @@
  * which publishes N events. With `--naive` it serves the baseline instead: one ReadableStream
  * enqueue per event.
  */
-import { EventBus } from "../src/events/bus.ts";
-import { EventJournal } from "../src/events/journal.ts";
-import { toWire } from "../src/events/types.ts";
-import { sseFrame } from "../src/http/events_route.ts";
-import { createApp } from "../src/http/app.ts";
-import { serviceHealth } from "../src/http/health_route.ts";
-import { parseConfig } from "../src/config.ts";
-import { buildMethodTable } from "../src/rpc/methods/mod.ts";
-import { Store } from "../src/store/mod.ts";
-import { ViewerSessions } from "../src/viewer/session.ts";
-import { noProtectedFiles } from "../src/viewer/stream.ts";
-import type { Services } from "../src/services.ts";
+import { EventBus } from "../../src/events/bus.ts";
+import { EventJournal } from "../../src/events/journal.ts";
+import { toWire } from "../../src/events/types.ts";
+import { sseFrame } from "../../src/http/events_route.ts";
+import { createApp } from "../../src/http/app.ts";
+import { serviceHealth } from "../../src/http/health_route.ts";
+import { parseConfig } from "../../src/config.ts";
+import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
+import { Store } from "../../src/store/mod.ts";
+import { ViewerSessions } from "../../src/viewer/session.ts";
+import { noProtectedFiles } from "../../src/viewer/stream.ts";
+import type { Services } from "../../src/services.ts";
 
 const port = Number(Deno.args[0] ?? 7398);
 const naive = Deno.args.includes("--naive");

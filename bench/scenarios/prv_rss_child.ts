@@ -7,7 +7,7 @@
  * - `raw <bytes>`: the baseline, WebCrypto AES-256-GCM decrypt of that many bytes in 64 KiB calls
  *   in memory, one after another.
  */
-import { openPrvFile } from "../src/prv/mod.ts";
+import { openPrvFile } from "../../src/prv/mod.ts";
 
 const [mode, arg] = Deno.args;
 const rssKb = () => Math.round(Deno.memoryUsage().rss / 1024);
