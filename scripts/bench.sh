@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `deno task bench`: installs wrk (Debian), the relay's packages and the Delta Chat core if
-# missing, then runs the benchmark driver (bench/run.ts) inside a loopback-only network + mount
-# namespace set up by scripts/isolation.sh, as the tests are; writes BENCHMARKS.md.
-#   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/e2e.ts)
+# missing, then runs the benchmark driver (bench/drivers/run.ts) inside a loopback-only network +
+# mount namespace set up by scripts/isolation.sh, as the tests are; writes BENCHMARKS.md.
+# bench/drivers/ runs and reports, bench/scenarios/ is what is measured, bench/baselines/ the
+# servers and floors it is measured against.
+#   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/scenarios/e2e.ts)
 #   BENCH_ONLY=http deno task bench    only the HTTP throughput section, printed, not written
-#   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/hostile_mail.ts)
-#   BENCH_ONLY=groups deno task bench  only the group send against Delta Chat (bench/groups.ts)
+#   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/scenarios/hostile_mail.ts)
+#   BENCH_ONLY=groups deno task bench  only the group send against Delta Chat (bench/scenarios/groups.ts)
 #   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
 #   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
-#   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/prv_stream.ts)
+#   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/scenarios/prv_stream.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

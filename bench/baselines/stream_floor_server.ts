@@ -1,9 +1,9 @@
 /**
- * The least `/stream` server (bench only, bench/prv_stream.ts): a bare `Deno.serve` that answers
+ * The least `/stream` server (bench only, bench/scenarios/prv_stream.ts): a bare `Deno.serve` that answers
  * every GET with `MIB` MiB decrypted from AES-256-GCM chunks held in memory, 64 KiB each, four
  * decryptions in flight, as a pull stream with a `Content-Length`. No routing, token, store, file
  * or header: what no HTTP server streaming the same decryption can go below on this machine.
- *   deno run --allow-net=127.0.0.1 bench/stream_floor_server.ts PORT MIB
+ *   deno run --allow-net=127.0.0.1 bench/baselines/stream_floor_server.ts PORT MIB
  */
 import { ivOf, randomAesKey } from "./raw_aes.ts";
 

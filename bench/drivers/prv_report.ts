@@ -80,7 +80,7 @@ function large(L: LargeResult): string {
   } | ${ms(L.rangeMs[1])} | < 20 ms ${check(L.rangeMs[0] < 20)} |
 
 RSS while decrypting the whole ${size(L.bytes)} file, each in a fresh process
-(\`bench/prv_rss_child.ts\`, sampled every 16 chunks; "at rest" is after a 1 MiB warm-up read). The
+(\`bench/scenarios/prv_rss_child.ts\`, sampled every 16 chunks; "at rest" is after a 1 MiB warm-up read). The
 daemon runs with \`${L.daemonV8Flags}\` (\`DAEMON_V8_FLAGS\` in \`scripts/permissions.sh\`, used by
 \`deno task start\`, \`deno task dev\`, \`compile.sh\` and the tests), so the target row is that one:
 
@@ -206,7 +206,7 @@ export function renderPrv(runs: PrvBenchResult[], command: string): string {
   const wall = runs.reduce((n, x) => n + x.wallS, 0);
   return `## Protected files: the .prv container (encrypt, decrypt-stream)
 
-Produced by \`${command}\` (\`bench/prv.ts\`; with \`BENCH_ONLY=prv\` only this section is
+Produced by \`${command}\` (\`bench/scenarios/prv.ts\`; with \`BENCH_ONLY=prv\` only this section is
 measured and rewritten, a full run rewrites it too; \`BENCH_PRV_RUNS\` runs, default 3). Runs:
 ${started}; ${wall.toFixed(0)} s in all, on a 2-core machine shared with other jobs (load varies
 during a run, which moves the ratios more than any change below). Container: docs/prv-format.md
@@ -243,7 +243,7 @@ written before the rounds; every temporary file is removed after.
 - **encrypt pipeline**: \`encryptPrv\` from the opened file to a sink that drops the bytes: the
   same reading, hashing and sealing without the write and the flush (through a sink, so copied for
   hashing as in the row above).
-- **least durable writer** (bench only, up to 16 MiB: \`bench/prv_floor.ts\`): the least any
+- **least durable writer** (bench only, up to 16 MiB: \`bench/baselines/prv_floor.ts\`): the least any
   writer of the same durable result must do, with nothing of ours in it: the file read at once,
   all its chunks sealed in flight together, the plaintext's SHA-256 while they seal, one write,
   \`fdatasync\` with the output's SHA-256 beside it, rename, directory fsync; no header, no key

@@ -13,7 +13,7 @@ export async function writeReport(r: any): Promise<void> {
     `${t.ratio.toFixed(2)} (${t.ratioQ1.toFixed(2)}–${t.ratioQ3.toFixed(2)})`;
   const text = `# Benchmarks
 
-Produced by \`npx --yes deno@2.9.5 task bench\` (\`scripts/bench.sh\` → \`bench/run.ts\`), which runs
+Produced by \`npx --yes deno@2.9.5 task bench\` (\`scripts/bench.sh\` → \`bench/drivers/run.ts\`), which runs
 everything inside a loopback-only network namespace against the project's own relay. Every ratio is
 against a baseline measured in the same run. HTTP: ${r.httpRounds} rounds, each running every target
 for ${r.duration} back to back; SSE and start-up: the median of ${r.runs} runs (start-up:
@@ -24,19 +24,19 @@ Run: ${r.started} · ${navigator.hardwareConcurrency} vCPU ${cpu} · Deno ${Deno
 ## HTTP (server pinned to CPU 0, \`taskset -c 1 wrk -t1 -c64 -d${r.duration} --latency\`)
 
 The gateway is the real daemon started by \`scripts/start.sh\` (production permission set),
-provisioned on the test relay. Baseline: \`bench/raw_server.ts\`, a bare \`Deno.serve\` answering "ok".
+provisioned on the test relay. Baseline: \`bench/baselines/raw_server.ts\`, a bare \`Deno.serve\` answering "ok".
 Requests/s and p99 are medians over the rounds; the ratio is the median of the per-round ratios
 (target ÷ raw of the same round), with their interquartile range.
 
 | target | requests/s | p99 | ratio vs raw (IQR) | target |
 |---|---|---|---|---|
 | raw \`Deno.serve\` "ok" | ${f(http.raw.rps)} | ${f(http.raw.p99ms, 2)} ms | 1.00 | |
-| bare Hono JSON-RPC handler (\`bench/hono_rpc_server.ts\`) | ${f(http.honoRpc.rps)} | ${
+| bare Hono JSON-RPC handler (\`bench/baselines/hono_rpc_server.ts\`) | ${f(http.honoRpc.rps)} | ${
     f(http.honoRpc.p99ms, 2)
   } ms | ${paired(http.honoRpc)} | |
-| minimal JSON-RPC on \`Deno.serve\` (\`bench/min_rpc_server.ts\`) | ${f(http.minRpc.rps)} | ${
-    f(http.minRpc.p99ms, 2)
-  } ms | ${paired(http.minRpc)} | |
+| minimal JSON-RPC on \`Deno.serve\` (\`bench/baselines/min_rpc_server.ts\`) | ${
+    f(http.minRpc.rps)
+  } | ${f(http.minRpc.p99ms, 2)} ms | ${paired(http.minRpc)} | |
 | gateway \`GET /health\` | ${f(http.health.rps)} | ${f(http.health.p99ms, 2)} ms | ${
     paired(http.health)
   } | |
@@ -46,9 +46,9 @@ Requests/s and p99 are medians over the rounds; the ratio is the median of the p
 
 ## SSE fan-out: 1000 clients × 1000 events (64-byte payloads)
 
-Server: \`bench/sse_server.ts\` — the gateway's own \`createApp\` + \`EventBus\` (the \`GET /events\` code
+Server: \`bench/baselines/sse_server.ts\` — the gateway's own \`createApp\` + \`EventBus\` (the \`GET /events\` code
 path) with a publish endpoint. Baseline: the same server with \`--naive\` (one stream enqueue per
-event per client). Client: \`bench/sse_client.mjs\` (Node, raw sockets), timing from the publish
+event per client). Client: \`bench/drivers/sse_client.mjs\` (Node, raw sockets), timing from the publish
 request until every client has all 1000 events.
 
 | server | all delivered in | events/s | RSS with 1000 idle clients | RSS per idle client | complete |

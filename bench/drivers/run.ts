@@ -2,11 +2,11 @@
  * Benchmark driver (`deno task bench`, inside a loopback-only network namespace): HTTP
  * throughput of /rpc and /health against a raw Deno.serve, SSE fan-out against a naive server,
  * and start-up times against a raw server start; writes the results to BENCHMARKS.md. Then the
- * end-to-end messaging section against Delta Chat (bench/e2e.ts; alone: BENCH_ONLY=e2e) and the
- * inbox flood of the hostile-load section (bench/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
- * and the protected-file container section (bench/prv.ts; alone: BENCH_ONLY=prv), and the group
- * send against Delta Chat (bench/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
- * daemon (bench/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
+ * end-to-end messaging section against Delta Chat (bench/scenarios/e2e.ts; alone: BENCH_ONLY=e2e) and the
+ * inbox flood of the hostile-load section (bench/scenarios/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
+ * and the protected-file container section (bench/scenarios/prv.ts; alone: BENCH_ONLY=prv), and the group
+ * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
+ * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
@@ -272,10 +272,10 @@ async function benchServer(httpOnly: boolean): Promise<void> {
 }
 
 if (import.meta.main) {
-  // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/e2e.ts), updated in place.
+  // BENCH_ONLY=e2e: only the end-to-end messaging section (bench/scenarios/e2e.ts), updated in place.
   // BENCH_ONLY=http: only the HTTP throughput section, printed (BENCHMARKS.md is left alone).
-  // BENCH_ONLY=prv: only the protected-file container section (bench/prv.ts), updated in place.
-  // BENCH_ONLY=hostile: only the hostile-load section (bench/hostile.ts), updated in place.
+  // BENCH_ONLY=prv: only the protected-file container section (bench/scenarios/prv.ts), updated in place.
+  // BENCH_ONLY=hostile: only the hostile-load section (bench/scenarios/hostile.ts), updated in place.
   const only = Deno.env.get("BENCH_ONLY") ?? "";
   const { runE2eSection } = await import("../scenarios/e2e.ts");
   const { runHostileSection } = await import("../scenarios/hostile.ts");
@@ -299,9 +299,9 @@ if (import.meta.main) {
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
-    // End-to-end messaging (bench/e2e.ts), hostile load (bench/hostile.ts and
-    // bench/hostile_mail.ts), the .prv container (bench/prv.ts) and the group send
-    // (bench/groups.ts): their own sections, appended after the report above.
+    // End-to-end messaging (bench/scenarios/e2e.ts), hostile load (bench/scenarios/hostile.ts and
+    // bench/scenarios/hostile_mail.ts), the .prv container (bench/scenarios/prv.ts) and the group send
+    // (bench/scenarios/groups.ts): their own sections, appended after the report above.
     if (only !== "http") {
       await runE2eSection();
       await runHostileSection("npx --yes deno@2.9.5 task bench");

@@ -1,5 +1,5 @@
 /**
- * End-to-end messaging benchmark (issue §7), called from bench/run.ts (alone with
+ * End-to-end messaging benchmark (issue §7), called from bench/drivers/run.ts (alone with
  * `BENCH_ONLY=e2e deno task bench`): one relay with the chatmail filter, a gateway pair (two real
  * daemons, GatewayPeer) and a Delta Chat pair (two real cores, DeltaChatPeer) on it, each joined
  * by SecureJoin; the joiner sends to the inviter in both pairs.
@@ -14,7 +14,7 @@
  *   wall-clock time against the SSE frame's arrival here gives the rest (bus → SSE frame parsed).
  *
  * Writes its own section of BENCHMARKS.md between `<!-- e2e:begin -->` and `<!-- e2e:end -->`
- * (replaced in place, or appended), so it merges with the other sections' report (bench/report.ts).
+ * (replaced in place, or appended), so it merges with the other sections' report (bench/drivers/report.ts).
  */
 import { deltaChatInstalled, DeltaChatPeer } from "../../tests/_helpers/deltachat_peer.ts";
 import { GatewayPeer } from "../../tests/_helpers/gateway_peer.ts";
@@ -501,7 +501,7 @@ export function renderE2e(r: E2eResult, command: string): string {
   const own = gw.inner.ownShare;
   return `## End-to-end messaging (send_msg on A → IncomingMsg on B)
 
-Produced by \`${command}\` (\`bench/e2e.ts\`; with \`BENCH_ONLY=e2e\` only this section is
+Produced by \`${command}\` (\`bench/scenarios/e2e.ts\`; with \`BENCH_ONLY=e2e\` only this section is
 measured and rewritten, a full run rewrites it too). Run: ${r.started}, ${r.wallS.toFixed(0)} s
 for the section.
 

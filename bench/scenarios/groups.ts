@@ -1,5 +1,5 @@
 /**
- * Group send benchmark (issue 9 §6), called from bench/run.ts (alone with
+ * Group send benchmark (issue 9 §6), called from bench/drivers/run.ts (alone with
  * `BENCH_ONLY=groups deno task bench`): one relay with the chatmail filter, a gateway and a Delta
  * Chat core as senders, and N Delta Chat cores as members (default 20), each joined to both
  * senders by SecureJoin and put into a group of each. The same members receive both groups, so
@@ -193,7 +193,7 @@ function renderGroups(r: GroupsResult, command: string): string {
     (median(x.large) - median(x.small)) / Math.max(1, r.members - SMALL);
   return `## Group send (${r.members} members)
 
-Produced by \`${command}\` (\`bench/groups.ts\`; with \`BENCH_ONLY=groups\` only this section is
+Produced by \`${command}\` (\`bench/scenarios/groups.ts\`; with \`BENCH_ONLY=groups\` only this section is
 run). One relay with the chatmail filter; a gateway and a Delta Chat 2.57 core send, ${r.members}
 Delta Chat cores are the members of a group of each (the same members, so only the sender
 differs). Median of ${r.runs} runs, alternating senders; took ${r.wallS.toFixed(0)} s.

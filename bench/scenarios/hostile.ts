@@ -303,7 +303,9 @@ function render(r: HostileRun, command: string): string {
   ).join("\n");
   return `## Hostile load (issue 10: RSS of the daemon at rest, peak and after each attack)
 
-Produced by \`${command}\` (\`bench/hostile.ts\`). Run: ${new Date().toISOString()}. The real daemon
+Produced by \`${command}\` (\`bench/scenarios/hostile.ts\`). Run: ${
+    new Date().toISOString()
+  }. The real daemon
 (\`scripts/start.sh\`, production permissions) on the test relay; one attack after the other on the
 same process; RSS from \`/proc/<pid>/status\`, sampled every 25 ms during the attack ("peak") and
 ${

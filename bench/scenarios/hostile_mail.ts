@@ -107,7 +107,7 @@ export async function floodBench(): Promise<FloodResult> {
 }
 
 function render(r: FloodResult, command: string): string {
-  return `### Inbox flood: ten 25 MB mails (\`bench/hostile_mail.ts\`)
+  return `### Inbox flood: ten 25 MB mails (\`bench/scenarios/hostile_mail.ts\`)
 
 Produced by \`${command}\` on ${new Date().toISOString()}. Two real daemons (A, B) on the test
 relay, joined by SecureJoin. ${r.hugeMails} mails of ~25 MB (${r.hugeMb} MB in all: random junk,

@@ -1,5 +1,5 @@
 /**
- * `.prv` container benchmark (issue 11 §6, container half), called from bench/run.ts (alone:
+ * `.prv` container benchmark (issue 11 §6, container half), called from bench/drivers/run.ts (alone:
  * `BENCH_ONLY=prv deno task bench`): encrypt and decrypt-stream 1 MiB, 100 MiB and 1 GiB files
  * against raw WebCrypto AES-256-GCM over the same bytes in the same run (paired rounds), time to
  * first plaintext byte and a 1 MiB range read at the end of the 1 GiB file, and the RSS growth of
@@ -72,7 +72,7 @@ export interface SizeResult {
   readonly encRatio4: [number, number, number];
   readonly noFlushRatio: [number, number, number];
   readonly pipeRatio: [number, number, number];
-  /** The least durable writer (bench/prv_floor.ts; up to 16 MiB, else NaN) and its ratio. */
+  /** The least durable writer (bench/baselines/prv_floor.ts; up to 16 MiB, else NaN) and its ratio. */
   readonly leastMs: number;
   readonly leastRatio: [number, number, number];
   readonly decRatio: [number, number, number];
@@ -450,7 +450,7 @@ async function latencies(enc: PrvFileEncryption) {
   return { ttfbMs: q(ttfb), rangeMs: q(range) };
 }
 
-/** One run of bench/prv_rss_child.ts (a fresh process) in `mode`. */
+/** One run of bench/scenarios/prv_rss_child.ts (a fresh process) in `mode`. */
 async function rssChild(
   mode: string,
   arg: string,
@@ -553,7 +553,7 @@ const RUNS = Math.max(1, Number(Deno.env.get("BENCH_PRV_RUNS") ?? 3));
 /**
  * Runs the benchmark RUNS times and writes its section of BENCHMARKS.md. `BENCH_HOST_MEMORY`
  * (root): `keep` runs with free page reporting stopped, `both` does RUNS runs that way first and
- * then RUNS as the machine is (bench/host_memory.ts); the section's tables show the last run.
+ * then RUNS as the machine is (bench/drivers/host_memory.ts); the section's tables show the last run.
  */
 export async function runPrvSection(
   command = "npx --yes deno@2.9.5 task bench",

@@ -1,5 +1,5 @@
 /**
- * Child of bench/prv.ts: RSS of a fresh process while 1 GiB is decrypted, sampled every 16
+ * Child of bench/scenarios/prv.ts: RSS of a fresh process while 1 GiB is decrypted, sampled every 16
  * chunks; prints {baseKb, peakKb, growthKb, ms, bytes}. Modes (argv[0]):
  * - `prv <path>`: openPrvFile + stream() of the whole file (CEK hex on stdin), bytes dropped;
  * - `prv-gc <path>`: the same with a forced full GC every 64 MiB (needs --expose-gc): what stays

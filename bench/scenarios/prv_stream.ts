@@ -1,5 +1,5 @@
 /**
- * `/stream` through the real daemon (issue 11 §6, viewer half), from bench/run.ts (alone:
+ * `/stream` through the real daemon (issue 11 §6, viewer half), from bench/drivers/run.ts (alone:
  * `BENCH_ONLY=prv-stream deno task bench`): 1 MiB, 100 MiB and 1 GiB protected files streamed
  * over HTTP as a ratio of raw WebCrypto AES-256-GCM decryption of the same bytes (paired rounds),
  * time to first byte and a 1 MiB Range read at the end of the 1 GiB file, and the daemon's RSS
@@ -79,7 +79,7 @@ async function fetchAll(
   return { ms: performance.now() - t0, ttfb, bytes };
 }
 
-/** The same GET with the lean client (bench/http_get.ts): one connection, one reused buffer. */
+/** The same GET with the lean client (bench/drivers/http_get.ts): one connection, one reused buffer. */
 async function getAll(
   client: HttpGetClient,
   path: string,
@@ -138,7 +138,7 @@ async function cpuPerCall(
   return { daemon: (d1 - d0) / n, self: (s1 - s0) / n };
 }
 
-/** The least `/stream` server (bench/stream_floor_server.ts) for `mib` MiB, as a child process. */
+/** The least `/stream` server (bench/baselines/stream_floor_server.ts) for `mib` MiB, as a child process. */
 async function startFloorServer(mib: number): Promise<{ port: number; child: Deno.ChildProcess }> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
@@ -427,18 +427,18 @@ export async function runPrvStreamSection(
   } ms | |
 | CPU per ${
     small!.mib
-  } MiB \`/stream\`: the client reading it, \`bench/http_get.ts\` / \`fetch()\` | ${
+  } MiB \`/stream\`: the client reading it, \`bench/drivers/http_get.ts\` / \`fetch()\` | ${
     f2(c.self)
   } ms / ${f2(c.fetch)} ms | |
 | CPU per raw decryption of the same ${small!.mib} MiB (benchmark process) | ${f2(c.raw)} ms | |`;
   const floorRows = floor === undefined ? "" : `
-| the least \`/stream\` server (\`bench/stream_floor_server.ts\`: a bare \`Deno.serve\` decrypting the same 1 MiB from memory, four chunks in flight; no routing, token, store, file or log) | ${
+| the least \`/stream\` server (\`bench/baselines/stream_floor_server.ts\`: a bare \`Deno.serve\` decrypting the same 1 MiB from memory, four chunks in flight; no routing, token, store, file or log) | ${
     f2(floor.ms)
   } ms | ${f2(floor.ratio)} |
 | CPU per 1 MiB from the least server (its process, all threads) | ${f2(floor.cpu)} ms | |`;
   const body = `## Protected files: \`/stream\` through the daemon
 
-Produced by \`${command}\` (\`bench/prv_stream.ts\`) on ${at}, ${secs} s for the section, on a
+Produced by \`${command}\` (\`bench/scenarios/prv_stream.ts\`) on ${at}, ${secs} s for the section, on a
 machine shared with other jobs (2 cores; 1-minute load average ${loadStart} at the start,
 ${loadEnd} at the end). One real daemon (production permission set) on the test relay; the
 \`.prv\` files are written into its blob directory and registered in its store as its own
@@ -452,7 +452,7 @@ decrypts chunk by chunk as the client reads.
 per paired round (order alternating), median and interquartile range; target ≥ 0.8. Before the
 rounds: ${warmUpsFor(1)} unmeasured rounds at 1 MiB (one above), for both sides.
 
-**Client:** the ratio's \`/stream\` is read by a minimal HTTP/1.1 client (\`bench/http_get.ts\`: one
+**Client:** the ratio's \`/stream\` is read by a minimal HTTP/1.1 client (\`bench/drivers/http_get.ts\`: one
 keep-alive connection, the body read into one reused buffer and dropped): the client runs on the
 same two cores as the daemon, and what it spends reading is taken from the daemon (\`fetch()\`
 allocates each part anew; see the CPU rows); the last column is the same request read with

@@ -247,7 +247,7 @@ export function sha256PairDeferred(): Sha256Pair {
 
 /**
  * Inputs from this size are hashed on the worker (16 MiB). Smaller ones are hashed here: they
- * gain little from it (measured: bench/prv.ts), and a message costs more than a small hash.
+ * gain little from it (measured: bench/scenarios/prv.ts), and a message costs more than a small hash.
  */
 export const WORKER_MIN_BYTES = 16 << 20;
 

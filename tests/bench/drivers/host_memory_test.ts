@@ -1,4 +1,4 @@
-/** bench/host_memory.ts: the page-reporting switch always puts the order back; modes; the probe. */
+/** bench/drivers/host_memory.ts: the page-reporting switch always puts the order back; modes; the probe. */
 import assert from "node:assert/strict";
 import {
   hostMemoryMode,
