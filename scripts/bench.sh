@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `deno task bench`: installs wrk (Debian), the relay's packages and the Delta Chat core if
-# missing, then runs the benchmark driver (bench/run.ts) inside a loopback-only network + mount
-# namespace set up by scripts/isolation.sh, as the tests are; writes BENCHMARKS.md.
-#   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/e2e.ts)
+# missing, then runs the benchmark driver (bench/drivers/run.ts) inside a loopback-only network +
+# mount namespace set up by scripts/isolation.sh, as the tests are; writes BENCHMARKS.md.
+# bench/drivers/ runs and reports, bench/scenarios/ is what is measured, bench/baselines/ the
+# servers and floors it is measured against.
+#   BENCH_ONLY=e2e deno task bench     only the end-to-end messaging section (bench/scenarios/e2e.ts)
 #   BENCH_ONLY=http deno task bench    only the HTTP throughput section, printed, not written
-#   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/hostile_mail.ts)
-#   BENCH_ONLY=groups deno task bench  only the group send against Delta Chat (bench/groups.ts)
+#   BENCH_ONLY=hostile-mail deno task bench   only the inbox flood of "Hostile load" (bench/scenarios/hostile_mail.ts)
+#   BENCH_ONLY=groups deno task bench  only the group send against Delta Chat (bench/scenarios/groups.ts)
 #   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
 #   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
-#   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/prv_stream.ts)
+#   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/scenarios/prv_stream.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -20,7 +22,7 @@ DENO="${DENO:-$parent_exe}"
 export DENO
 # The container benchmark uses only WebCrypto and files in /tmp: no packages, no namespace.
 if [ "${BENCH_ONLY:-}" = prv ] && [ "${EDGE_BENCH_IN_NS:-}" != 1 ]; then
-  exec "$DENO" run -A --no-prompt bench/run.ts
+  exec "$DENO" run -A --no-prompt bench/drivers/run.ts
 fi
 # shellcheck source=scripts/isolation.sh
 . "$root/scripts/isolation.sh" # the tests' namespace set-up: enter_isolation
@@ -28,7 +30,7 @@ fi
 # Inside the namespace: the same isolation as the tests, then the benchmark driver.
 if [ "${EDGE_BENCH_IN_NS:-}" = 1 ]; then
   enter_isolation edge-bench "edge gateway bench"
-  "$DENO" run -A --no-prompt bench/run.ts
+  "$DENO" run -A --no-prompt bench/drivers/run.ts
   exit $?
 fi
 

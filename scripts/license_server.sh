@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `deno task license-server <command> --data-dir D [options]`: the project's license server
-# (src/license_server/main.ts) with read/write limited to its data directory; only `serve`
+# (license_server/main.ts) with read/write limited to its data directory; only `serve`
 # gets network access.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,4 +24,4 @@ if [ -n "$data_dir" ]; then
   perms+=("--allow-read=$data_dir" "--allow-write=$data_dir")
 fi
 [ "$command" = serve ] && perms+=(--allow-net)
-exec "${DENO:-deno}" run "${perms[@]}" "$root/src/license_server/main.ts" ${args[@]+"${args[@]}"}
+exec "${DENO:-deno}" run "${perms[@]}" "$root/license_server/main.ts" ${args[@]+"${args[@]}"}

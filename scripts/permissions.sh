@@ -9,7 +9,7 @@
 
 # The daemon's one runtime flag (not a permission: it grants no access). --expose-gc makes
 # `gc` callable, and the .prv reader and writer ask for a cheap minor GC every 64 chunks
-# (src/protected_files/gc_hint.ts): WebCrypto returns a new buffer per 64 KiB chunk and V8
+# (src/prv/gc_hint.ts): WebCrypto returns a new buffer per 64 KiB chunk and V8
 # frees them late, so without it RSS grows by 45-60 MB while 1 GiB streams, with it by about
 # 25 MB (issue 11 asks < 32 MB; BENCHMARKS.md). scripts/test.sh runs the tests with it too.
 DAEMON_V8_FLAGS="--v8-flags=--expose-gc"

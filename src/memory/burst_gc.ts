@@ -17,7 +17,7 @@ export const BURST_GC = Object.freeze({
   /**
    * Garbage one closed connection leaves (its request and response objects, the runtime's and
    * hyper's state): 500 connections that sent nothing, or a truncated body each, left the idle
-   * daemon 4–8 MB larger until a collection (bench/hostile.ts).
+   * daemon 4–8 MB larger until a collection (bench/scenarios/hostile.ts).
    */
   connectionBytes: 16 * 1024,
 });

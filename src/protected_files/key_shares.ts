@@ -3,7 +3,7 @@
  * per recipient, so each share alone is uniformly random and says nothing about the CEK.
  */
 import { createHash, createHmac } from "node:crypto";
-import { CEK_SIZE } from "./prv_crypto.ts";
+import { CEK_SIZE } from "../prv/mod.ts";
 
 /** The two shares of one recipient. */
 export interface KeyShares {

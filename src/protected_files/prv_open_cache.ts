@@ -3,7 +3,7 @@
  * keys, sniffed type), so the next request for the same unchanged file with the same key skips it.
  */
 import { createHmac } from "node:crypto";
-import type { VerifiedPrv } from "./prv_reader.ts";
+import type { VerifiedPrv } from "../prv/mod.ts";
 
 /** Entries kept by default (a few hundred bytes each: two CryptoKeys, a header, a type). */
 export const OPEN_CACHE_ENTRIES = 64;

@@ -24,7 +24,7 @@ import {
 import { accessRules, checkForwardAtOwner } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
 import type { PduSender } from "../core/receive.ts";
-import { encryptToPrv, prvPathFor } from "./prv_encrypt.ts";
+import { encryptToPrv, prvPathFor } from "../prv/mod.ts";
 
 const log = logger("prv");
 

@@ -13,9 +13,7 @@ import {
   SNIFF_BYTES,
 } from "../viewer/stream.ts";
 import { identityOf, type PrvOpenCache } from "./prv_open_cache.ts";
-import { PrvError } from "./prv_errors.ts";
-import { openPrvWithHead, type PrvReader, reopenPrv } from "./prv_reader.ts";
-import { fileSource } from "./prv_source.ts";
+import { fileSource, openPrvWithHead, PrvError, type PrvReader, reopenPrv } from "../prv/mod.ts";
 import { FileAccessDeniedError, type OpenedFile, type ProtectedFiles } from "./service.ts";
 
 /**

@@ -1,10 +1,10 @@
 /**
- * An in-process license server for unit tests: the real API (src/license_server/http.ts) on a
+ * An in-process license server for unit tests: the real API (license_server/http.ts) on a
  * temporary database and signing key, reached through a `fetch` that can be switched "down".
  */
-import { LicenseDb, type LicenseRow } from "../../src/license_server/db.ts";
-import { licenseApp } from "../../src/license_server/http.ts";
-import { loadSigningKey, type SigningKey } from "../../src/license_server/signing_key.ts";
+import { LicenseDb, type LicenseRow } from "../../license_server/db.ts";
+import { licenseApp } from "../../license_server/http.ts";
+import { loadSigningKey, type SigningKey } from "../../license_server/signing_key.ts";
 import { importTrustedKey, type TrustedKey } from "../../src/license/verify.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 

@@ -14,7 +14,7 @@ const ROOT = normalize(join(dirname(fileURLToPath(import.meta.url)), "../.."));
 const SELF = relative(ROOT, fileURLToPath(import.meta.url));
 
 /** Folders whose text files are scanned, and the top-level files beside them. */
-const SCANNED_DIRS = ["src", "tests", "bench", "scripts", "docs"];
+const SCANNED_DIRS = ["src", "license_server", "tests", "bench", "scripts", "docs"];
 const SCANNED_FILES = [
   "main.ts",
   "README.md",
@@ -141,8 +141,8 @@ export function foreignCitations(at: string, text: string): string[] {
 
 /** Repository paths a markdown text names in backticks (`src/…`, `tests/…`, …). */
 export function namedPaths(markdown: string): string[] {
-  const paths = [...markdown.matchAll(/`((?:src|tests|bench|scripts|docs)\/[\w./-]*|main\.ts)/g)]
-    .map((m) => m[1]!.replace(/\.$/, ""));
+  const named = /`((?:src|license_server|tests|bench|scripts|docs)\/[\w./-]*|main\.ts)/g;
+  const paths = [...markdown.matchAll(named)].map((m) => m[1]!.replace(/\.$/, ""));
   return [...new Set(paths)];
 }
 

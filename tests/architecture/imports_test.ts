@@ -1,13 +1,18 @@
 /**
  * Dependencies point one way (ARCHITECTURE.md §1): parses the imports of every `src/**\/*.ts` and
- * fails on an import cycle, on a module importing a higher layer, and on the CLI importing more
- * than its HTTP client and wire types.
+ * fails on an import cycle, on a module importing a higher layer, on the CLI importing more
+ * than its HTTP client and wire types, on a package reached past its entry module or importing
+ * above its bound (`PACKAGES`), and on an import across the gateway's edge: `src/` importing the
+ * license server (`license_server/`) or anything else outside it, and the license server importing
+ * more of `src/` than it shares.
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SRC = normalize(join(dirname(fileURLToPath(import.meta.url)), "../../src"));
+/** The license server, a second program beside the gateway; its paths here are `../license_server/…`. */
+const LICENSE_SERVER = normalize(join(SRC, "../license_server"));
 
 /**
  * Layers, lowest first; a module may import its own layer and lower ones. Longest matching
@@ -28,7 +33,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "memory/",
   ],
   // 1: pure and effectful edges
-  ["store/", "crypto/", "mime/", "transport/", "config.ts"],
+  ["store/", "crypto/", "prv/", "mime/", "transport/", "config.ts"],
   // 2: the domain core
   ["core/"],
   // 3: domain services built on core
@@ -39,9 +44,27 @@ const LAYERS: readonly (readonly string[])[] = [
   ["rpc/"],
   // 6: HTTP
   ["http/"],
-  // 7: the programs' composition roots and entries (the daemon, the license server)
-  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts", "license_server/"],
+  // 7: the program's composition roots and entries (the license server is a program of its own,
+  // beside src/: see LICENSE_SERVER_MAY_IMPORT)
+  ["daemon.ts", "daemon_start.ts", "shutdown.ts", "program_name.ts"],
 ];
+
+/**
+ * Packages that others reach only through their entry module, with the highest layer the
+ * package itself may import (besides itself). `prv/`, the `.prv` container, is pure: bytes and
+ * errors, no PDU, grant, store or account.
+ */
+const PACKAGES: Readonly<
+  Record<string, { readonly entry: string; readonly mayImportUpTo: number }>
+> = {
+  "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
+};
+
+/**
+ * What the license server may import from the gateway's `src/`: the claims it signs and the key
+ * id it stamps on them, both without dependencies. Nothing in `src/` imports the license server.
+ */
+const LICENSE_SERVER_MAY_IMPORT = ["license/claims.ts", "license/spki.ts"];
 
 /** What `cli/` may import besides itself: constants, wire types, and the offline license check. */
 const CLI_MAY_IMPORT = [
@@ -87,9 +110,9 @@ export function importsOf(file: string, text: string): string[] {
   return [...new Set(specs.map((s) => relative(SRC, normalize(join(SRC, dirname(file), s)))))];
 }
 
-function graph(): Map<string, string[]> {
+function graph(dir = SRC): Map<string, string[]> {
   const g = new Map<string, string[]>();
-  for (const f of sources()) g.set(f, importsOf(f, Deno.readTextFileSync(join(SRC, f))));
+  for (const f of sources(dir)) g.set(f, importsOf(f, Deno.readTextFileSync(join(SRC, f))));
   return g;
 }
 
@@ -137,12 +160,60 @@ export function layerViolations(g: ReadonlyMap<string, readonly string[]>): stri
   return [...new Set(bad)];
 }
 
+/** Imports into a package other than through its entry, and a package's imports above its bound. */
+export function packageViolations(g: ReadonlyMap<string, readonly string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of g) {
+    for (const to of tos) {
+      for (const [dir, { entry, mayImportUpTo }] of Object.entries(PACKAGES)) {
+        const inside = from.startsWith(dir);
+        if (!inside && to.startsWith(dir) && to !== entry) {
+          bad.push(`${from} → ${to} (use ${entry})`);
+        }
+        if (inside && !to.startsWith(dir) && layerOf(to) > mayImportUpTo) {
+          bad.push(`${from} → ${to} (${dir} imports layer ${mayImportUpTo} at most)`);
+        }
+      }
+    }
+  }
+  return bad;
+}
+
+/**
+ * Imports across the gateway's edge: from `src/` to anything outside it (the license server, the
+ * tests, the benchmarks), and from the license server into `src/` beyond what it may share.
+ */
+export function edgeViolations(g: ReadonlyMap<string, readonly string[]>): string[] {
+  const bad: string[] = [];
+  for (const [from, tos] of g) {
+    const server = from.startsWith("../license_server/");
+    for (const to of tos) {
+      if (server) {
+        if (!to.startsWith("../license_server/") && !LICENSE_SERVER_MAY_IMPORT.includes(to)) {
+          bad.push(`${from} → ${to}`);
+        }
+      } else if (to.startsWith("../")) bad.push(`${from} → ${to}`);
+    }
+  }
+  return bad;
+}
+
 Deno.test("src/ has no import cycle", () => {
   assert.deepEqual(cycles(graph()), []);
 });
 
 Deno.test("src/ imports only its own layer or lower ones; the CLI only its client and wire types", () => {
   assert.deepEqual(layerViolations(graph()), []);
+});
+
+Deno.test("src/prv/ imports only layer 0, and other packages reach it only through its entry", () => {
+  assert.deepEqual(packageViolations(graph()), []);
+});
+
+Deno.test("src/ imports nothing outside it; the license server only claims and key ids", () => {
+  const g = new Map([...graph(), ...graph(LICENSE_SERVER)]);
+  assert.ok([...g.keys()].some((f) => f.startsWith("../license_server/")), "license server found");
+  assert.deepEqual(edgeViolations(g), []);
 });
 
 Deno.test("the checks catch a cycle and an upward import", () => {
@@ -157,5 +228,26 @@ Deno.test("the checks catch a cycle and an upward import", () => {
   assert.deepEqual(
     importsOf("core/a.ts", 'import type { X } from "../store/mod.ts";\nexport * from "./b.ts";'),
     ["store/mod.ts", "core/b.ts"],
+  );
+  const pkg = new Map([
+    ["prv/mod.ts", ["prv/reader.ts"]],
+    ["prv/reader.ts", ["bytes.ts", "errors.ts", "store/mod.ts"]],
+    ["protected_files/a.ts", ["prv/mod.ts", "prv/reader.ts"]],
+  ]);
+  assert.deepEqual(packageViolations(pkg), [
+    "prv/reader.ts → store/mod.ts (prv/ imports layer 0 at most)",
+    "protected_files/a.ts → prv/reader.ts (use prv/mod.ts)",
+  ]);
+  const edge = new Map([
+    ["daemon.ts", ["../license_server/http.ts"]],
+    ["../license_server/sign.ts", ["license/claims.ts", "license/verify.ts"]],
+  ]);
+  assert.deepEqual(edgeViolations(edge), [
+    "daemon.ts → ../license_server/http.ts",
+    "../license_server/sign.ts → license/verify.ts",
+  ]);
+  assert.deepEqual(
+    importsOf("../license_server/sign.ts", 'import { c } from "../src/license/claims.ts";'),
+    ["license/claims.ts"],
   );
 });

@@ -6,9 +6,9 @@ import {
   PrvOpenCache,
   RECENT_WRITE_MS,
 } from "../../src/protected_files/prv_open_cache.ts";
-import { openPrv } from "../../src/protected_files/prv_reader.ts";
+import { openPrv } from "../../src/prv/mod.ts";
 import { withTempDir } from "../_helpers/temp.ts";
-import { encryptBytes, randomBytes } from "./_prv.ts";
+import { encryptBytes, randomBytes } from "../prv/_prv.ts";
 
 const { prv: PRV, enc: ENC } = await encryptBytes(randomBytes(70_000));
 const OPEN: CachedOpen = { ...(await openPrv(PRV, ENC.cek)).verified, mime: "image/png" };
