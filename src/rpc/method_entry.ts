@@ -1,6 +1,7 @@
 /**
  * The method-table entry every RPC method file exports: name, documented positional params,
  * result, flags and a thin handler. Data only, so the table and its OpenRPC document share it.
+ * Files declare entries with `method()`, which types each handler's arguments from its params.
  */
 import type { Services } from "../services.ts";
 
