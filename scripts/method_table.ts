@@ -2,13 +2,13 @@
  * The method table of docs/methods.md, generated from the method declarations
  * (`buildMethodTable()`, src/rpc/methods/mod.ts), so the reference cannot drift from what dispatch
  * validates and `rpc.discover` publishes. One row per method, in the table's order: its name (and
- * the product's alias beside it), positional params with their wire types, result, whether it needs
- * a license, and its summary. The prose around the table is written by hand.
+ * the product's alias beside it), positional params with their wire types (an object's declared
+ * fields too), result, whether it needs a license, and its summary. The prose around the table is written by hand.
  *
  * `deno task docs` rewrites the block between the markers of docs/methods.md and formats the file;
  * tests/docs/method_table_test.ts fails while the block differs from what this renders.
  */
-import type { MethodEntry } from "../src/rpc/method.ts";
+import type { MethodEntry, ParamSpec } from "../src/rpc/method.ts";
 import { buildMethodTable } from "../src/rpc/methods/mod.ts";
 
 /** The document holding the generated table, relative to the repository root. */
@@ -24,10 +24,21 @@ function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\s*\n\s*/g, " ");
 }
 
+/** A param's type; an object with declared fields lists them (`?` after an optional one). */
+function paramType(param: ParamSpec): string {
+  if (param.fields === undefined) return param.type;
+  const fields = Object.entries(param.fields).map(([name, f]) =>
+    `${name}${f.optional ? "?" : ""}: ${f.type}`
+  );
+  return `{${fields.join(", ")}}`;
+}
+
 /** The params as a call writes them: `[1, chat_id: u32, …]` (`account_id` is always 1). */
 function paramsCell(entry: MethodEntry): string {
   if (entry.params.length === 0) return "none";
-  const list = entry.params.map((p) => p.name === "account_id" ? "1" : `${p.name}: ${p.type}`);
+  const list = entry.params.map((p) =>
+    p.name === "account_id" ? "1" : `${p.name}: ${paramType(p)}`
+  );
   return `\`[${list.join(", ")}]\``;
 }
 

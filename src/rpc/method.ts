@@ -7,10 +7,17 @@ import { openRpcDocument } from "./openrpc.ts";
 
 export {
   ACCOUNT_PARAM,
+  type FieldSpec,
+  type FieldType,
+  method,
+  type MethodDeclaration,
   type MethodEntry,
   type MethodTable,
+  type ObjectFields,
   type ParamSpec,
   type ParamType,
+  type ParamValue,
+  type ParamValues,
   type ResultSpec,
   type ResultType,
 } from "./method_entry.ts";

@@ -3,7 +3,7 @@
  * published contract cannot drift from what dispatch validates.
  */
 import { GATEWAY_VERSION, RpcCode } from "../constants.ts";
-import type { MethodEntry, ResultType } from "./method_entry.ts";
+import type { FieldSpec, MethodEntry, ParamSpec, ResultType } from "./method_entry.ts";
 
 /** A JSON Schema (draft 7, as OpenRPC 1.2 uses) fragment. */
 export type JsonSchema = Record<string, unknown>;
@@ -44,6 +44,32 @@ export function schemaOf(type: ResultType): JsonSchema {
   }
 }
 
+/** A field's JSON Schema: its wire type's, with its description and `enum` of its values. */
+function fieldSchema(spec: FieldSpec): JsonSchema {
+  const schema: JsonSchema = { ...schemaOf(spec.type), description: spec.description };
+  if (spec.values !== undefined) {
+    schema.enum = spec.type.endsWith("?") ? [...spec.values, null] : [...spec.values];
+  }
+  return schema;
+}
+
+/**
+ * A parameter's JSON Schema; an object with declared fields lists them (`properties`, the
+ * non-optional ones `required`). Other fields are let through, as validation does.
+ */
+export function paramSchema(spec: ParamSpec): JsonSchema {
+  if (spec.fields === undefined) return schemaOf(spec.type);
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const [name, field] of Object.entries(spec.fields)) {
+    properties[name] = fieldSchema(field);
+    if (!field.optional) required.push(name);
+  }
+  return required.length === 0
+    ? { type: "object", properties }
+    : { type: "object", properties, required };
+}
+
 function methodObject(entry: MethodEntry): Record<string, unknown> {
   const method: Record<string, unknown> = {
     name: entry.name,
@@ -55,7 +81,7 @@ function methodObject(entry: MethodEntry): Record<string, unknown> {
       name: p.name,
       description: p.description,
       required: true,
-      schema: schemaOf(p.type),
+      schema: paramSchema(p),
     })),
     result: {
       name: "result",

@@ -1,6 +1,14 @@
-/** A small method table for dispatch tests: echo, void, null, failing and license-gated methods. */
+/**
+ * A small method table for dispatch tests: echo, void, null, failing and license-gated methods,
+ * and `typed`, declared with `method()` over one param of each kind.
+ */
 import { NotFoundError } from "../../src/errors.ts";
-import { createMethodTable, type MethodEntry } from "../../src/rpc/method.ts";
+import {
+  ACCOUNT_PARAM,
+  createMethodTable,
+  method,
+  type MethodEntry,
+} from "../../src/rpc/method.ts";
 
 /** Every handler call, in order (`name:args`); tests clear it. */
 export const calls: string[] = [];
@@ -10,6 +18,46 @@ const ACC = { name: "account_id", type: "u32", description: "" } as const;
 const fail = (err: unknown) => () => {
   throw err;
 };
+
+/**
+ * `typed [account_id, id, note, ids, tags, flag, options]`: one param of each kind, an object with
+ * declared fields among them; answers what its handler received, as its declared types.
+ */
+export const typedMethod = method({
+  ...base,
+  name: "typed",
+  params: [
+    ACCOUNT_PARAM,
+    { name: "id", type: "u32", description: "" },
+    { name: "note", type: "string?", description: "" },
+    { name: "ids", type: "array<u32>", description: "" },
+    { name: "tags", type: "array<string>", description: "" },
+    { name: "flag", type: "bool", description: "" },
+    {
+      name: "options",
+      type: "object",
+      description: "",
+      fields: {
+        mode: { type: "string", values: ["fast", "slow"], description: "" },
+        limit: { type: "u32?", optional: true, description: "" },
+      },
+    },
+  ],
+  handler(_s, [, id, note, ids, tags, flag, options]) {
+    // No casts: every value has its declared type here.
+    const limit: number | null | undefined = options.limit;
+    const mode: "fast" | "slow" = options.mode;
+    return {
+      id: id + 1,
+      note: note?.toUpperCase() ?? null,
+      sum: ids.reduce((a, b) => a + b, 0),
+      tags: tags.join(","),
+      flag: !flag,
+      mode,
+      limit: limit ?? null,
+    };
+  },
+});
 
 const entries: MethodEntry[] = [
   {
@@ -42,6 +90,7 @@ const entries: MethodEntry[] = [
     ),
   },
   { ...base, name: "secure_thing", params: [ACC], license: true, handler: () => "ran" },
+  typedMethod,
 ];
 
 /** The test table. */

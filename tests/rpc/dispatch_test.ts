@@ -120,6 +120,59 @@ Deno.test("dispatch() answers -32602 for named params and for wrong params", asy
   });
 });
 
+Deno.test("dispatch() gives a method() handler its params as declared", async () => {
+  const params = [1, 41, "hi", [1, 2, 3], ["a", "b"], false, { mode: "slow", extra: [1] }];
+  const body = JSON.stringify({ jsonrpc: "2.0", method: "typed", params, id: 1 });
+  assert.deepEqual(await rpc(body), {
+    status: 200,
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      result: { id: 42, note: "HI", sum: 6, tags: "a,b", flag: true, mode: "slow", limit: null },
+    },
+  });
+});
+
+Deno.test("dispatch() answers a wrong param of each kind with -32602 naming it", async () => {
+  const good = [1, 41, null, [], [], true, { mode: "fast", limit: null }];
+  const wrong = (at: number, value: unknown) => good.map((v, i) => i === at ? value : v);
+  const cases: [unknown[], string][] = [
+    [
+      wrong(1, "41"),
+      "parameter 2 (id) of typed must be an unsigned 32-bit integer (u32), got string",
+    ],
+    [wrong(2, 7), "parameter 3 (note) of typed must be a string or null, got number"],
+    [
+      wrong(3, [1, -2]),
+      "parameter 4 (ids) of typed must be an array of unsigned 32-bit integers (u32), " +
+      "got an array whose element 1 is -2",
+    ],
+    [wrong(4, "a"), "parameter 5 (tags) of typed must be an array of strings, got string"],
+    [wrong(5, null), "parameter 6 (flag) of typed must be a boolean, got null"],
+    [wrong(6, []), "parameter 7 (options) of typed must be an object, got array"],
+    [
+      wrong(6, { mode: "fast", limit: 1.5 }),
+      'parameter 7 (options) of typed: field "limit" must be an unsigned 32-bit integer (u32) ' +
+      "or null, got 1.5",
+    ],
+    [
+      wrong(6, { mode: "quick" }),
+      'parameter 7 (options) of typed: field "mode" must be one of "fast", "slow", got "quick"',
+    ],
+    [
+      wrong(6, { limit: 3 }),
+      'parameter 7 (options) of typed: field "mode" is missing; it must be one of "fast", "slow"',
+    ],
+  ];
+  for (const [params, message] of cases) {
+    const reply = await rpc(JSON.stringify({ jsonrpc: "2.0", method: "typed", params, id: 3 }));
+    assert.deepEqual(reply, {
+      status: 200,
+      body: { jsonrpc: "2.0", id: 3, error: { code: -32602, message } },
+    });
+  }
+});
+
 Deno.test("dispatch() accepts absent params for a method without params", async () => {
   const reply = await rpc('{"jsonrpc":"2.0","method":"undef","id":1}');
   assert.deepEqual(reply, { status: 200, body: { jsonrpc: "2.0", id: 1, result: null } });

@@ -1,9 +1,10 @@
 /** Tests of the OpenRPC document generated from the method table. */
 import assert from "node:assert/strict";
 import { GATEWAY_VERSION } from "../../src/constants.ts";
+import { Viewtype } from "../../src/core/messages.ts";
 import type { ResultType } from "../../src/rpc/method.ts";
 import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
-import { openRpcDocument, schemaOf } from "../../src/rpc/openrpc.ts";
+import { openRpcDocument, paramSchema, schemaOf } from "../../src/rpc/openrpc.ts";
 
 type Doc = {
   openrpc: string;
@@ -62,6 +63,59 @@ Deno.test("openRpcDocument() lists both names of an aliased method, marking the 
   assert.deepEqual(product.params, spec.params);
   assert.deepEqual(product.result, spec.result);
   assert.match(product.summary, /published name of secure_send_file/);
+});
+
+Deno.test("openRpcDocument() publishes an object param's declared fields as JSON Schema", () => {
+  const doc = openRpcDocument(buildMethodTable().entries) as Doc;
+  const send = doc.methods.find((m) => m.name === "send_msg")!;
+  assert.deepEqual(send.params.map((p) => p.name), ["account_id", "chat_id", "message_data"]);
+  const schema = send.params[2].schema as {
+    type: string;
+    required?: string[];
+    properties: Record<string, { type?: unknown; enum?: unknown[]; description: string }>;
+  };
+  assert.equal(schema.type, "object");
+  assert.equal(schema.required, undefined, "every MessageData field is optional");
+  assert.deepEqual(Object.keys(schema.properties), [
+    "text",
+    "file",
+    "filename",
+    "viewtype",
+    "quotedMessageId",
+  ]);
+  assert.deepEqual(schema.properties.text.type, ["string", "null"]);
+  assert.deepEqual(schema.properties.viewtype.enum, [...Object.values(Viewtype), null]);
+  assert.ok(Object.values(schema.properties).every((p) => p.description.length > 0));
+  const quoted = { ...schema.properties.quotedMessageId, description: undefined };
+  assert.deepEqual(quoted, { ...schemaOf("u32?"), description: undefined });
+});
+
+Deno.test("paramSchema() lists required fields and keeps plain params' schemas", () => {
+  assert.deepEqual(
+    paramSchema({
+      name: "o",
+      type: "object",
+      description: "",
+      fields: {
+        a: { type: "string", description: "A." },
+        b: { type: "bool", optional: true, description: "B." },
+        c: { type: "string", values: ["x", "y"], description: "C." },
+      },
+    }),
+    {
+      type: "object",
+      properties: {
+        a: { type: "string", description: "A." },
+        b: { type: "boolean", description: "B." },
+        c: { type: "string", enum: ["x", "y"], description: "C." },
+      },
+      required: ["a", "c"],
+    },
+  );
+  assert.deepEqual(paramSchema({ name: "o", type: "object", description: "" }), {
+    type: "object",
+  });
+  assert.deepEqual(paramSchema({ name: "n", type: "u32?", description: "" }), schemaOf("u32?"));
 });
 
 Deno.test("schemaOf() maps every wire type", () => {

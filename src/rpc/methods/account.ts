@@ -6,7 +6,7 @@ import { CORE_COMPAT_VERSION, DataDirLayout, GATEWAY_VERSION } from "../../const
 import { GatewayError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
 import { ConfigKey } from "../../store/mod.ts";
-import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 
 /** Config keys `get_config` answers, and where each value comes from. */
 const CONFIG_READERS: Record<string, (s: Services) => string | null> = {
@@ -19,7 +19,7 @@ const CONFIG_READERS: Record<string, (s: Services) => string | null> = {
  * `addr` is the relay-assigned address; `displayname` the stored display name, falling back to
  * `EDGE_PROFILE`. Unknown keys → -1 listing the supported ones. No side effects, no events.
  */
-export const getConfig: MethodEntry = {
+export const getConfig = method({
   name: "get_config",
   summary: "Reads an account setting: addr (e-mail address) or displayname.",
   params: [
@@ -27,15 +27,14 @@ export const getConfig: MethodEntry = {
     { name: "key", type: "string", description: 'Setting name: "addr" or "displayname".' },
   ],
   result: { type: "string?", description: "The value; null when it is not set." },
-  handler(services, params) {
-    const name = params[1] as string;
+  handler(services, [, name]) {
     if (!Object.hasOwn(CONFIG_READERS, name)) {
       const keys = Object.keys(CONFIG_READERS).map((k) => `"${k}"`).join(", ");
       throw new GatewayError(`unknown config key "${name}": supported keys are ${keys}`);
     }
     return CONFIG_READERS[name](services);
   },
-};
+});
 
 /** Size in bytes of the database file plus its write-ahead log (0 for a missing file). */
 async function databaseBytes(path: string): Promise<number> {
@@ -88,25 +87,25 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
  * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime
  * in s, connectivity, license status, relay host, own key fingerprint). Reads local state only; no events.
  */
-export const getInfo: MethodEntry = {
+export const getInfo = method({
   name: "get_info",
   summary: "Technical details of the account and daemon, all values strings.",
   params: [ACCOUNT_PARAM],
   result: { type: "map<string,string>", description: "Key → value, e.g. dbsize, blobdir." },
   handler: (services) => collectInfo(services),
-};
+});
 
 /**
  * `get_connectivity [account_id]` → integer level (docs/contract.md §3.2: 0 not configured, 1000
  * not connected, 2000 connecting, 3000 working, 4000 connected). No side effects.
  */
-export const getConnectivity: MethodEntry = {
+export const getConnectivity = method({
   name: "get_connectivity",
   summary: "Current connectivity level of the mail connection.",
   params: [ACCOUNT_PARAM],
   result: { type: "u32", description: "Level: 0, 1000-1999, 2000-2999, 3000-3999, 4000+." },
   handler: (services) => services.connectivity.level(),
-};
+});
 
 /** The account methods, in documentation order. */
 export const ACCOUNT_METHODS: readonly MethodEntry[] = [getConfig, getInfo, getConnectivity];

@@ -6,10 +6,18 @@
 import { mimeOf } from "../../core/blobs.ts";
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
 import { GatewayError } from "../../errors.ts";
-import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry, type ParamSpec } from "../method.ts";
 
-const CHAT_ID: ParamSpec = { name: "chat_id", type: "u32", description: "A group chat." };
-const CONTACT_ID: ParamSpec = { name: "contact_id", type: "u32", description: "A contact." };
+const CHAT_ID = {
+  name: "chat_id",
+  type: "u32",
+  description: "A group chat.",
+} as const satisfies ParamSpec;
+const CONTACT_ID = {
+  name: "contact_id",
+  type: "u32",
+  description: "A contact.",
+} as const satisfies ParamSpec;
 
 /**
  * `create_group_chat [account_id, name, protect]` → chat id of a new group (type 120) with
@@ -17,7 +25,7 @@ const CONTACT_ID: ParamSpec = { name: "contact_id", type: "u32", description: "A
  * is sent until the first message, which announces the group with its members (as Delta Chat).
  * Events: `MsgsChanged{0,0}`, `ChatModified`. An empty name → -1.
  */
-export const createGroupChat: MethodEntry = {
+export const createGroupChat = method({
   name: "create_group_chat",
   summary: "Creates an encrypted group with you as its only member.",
   params: [
@@ -26,53 +34,53 @@ export const createGroupChat: MethodEntry = {
     { name: "protect", type: "any", description: "Accepted and ignored (Delta Chat's)." },
   ],
   result: { type: "u32", description: "The group's chat id." },
-  handler: (s, [, name]) => s.core.groups.create(name as string),
-};
+  handler: (s, [, name]) => s.core.groups.create(name),
+});
 
 /**
  * `add_contact_to_chat [account_id, chat_id, contact_id]` → nothing (HTTP 204). Only contacts
  * with a key can be added (else -1 saying why). Every member, the new one included, gets a
  * member-added message with every member's key. Events: `ChatModified`, `MsgsChanged`.
  */
-export const addContactToChat: MethodEntry = {
+export const addContactToChat = method({
   name: "add_contact_to_chat",
   summary: "Adds a contact with a key to a group and tells every member.",
   params: [ACCOUNT_PARAM, CHAT_ID, CONTACT_ID],
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, contactId]) {
-    await s.core.groups.addMember(chatId as number, contactId as number);
+    await s.core.groups.addMember(chatId, contactId);
   },
-};
+});
 
 /**
  * `remove_contact_from_chat [account_id, chat_id, contact_id]` → nothing (HTTP 204). 1 (you)
  * leaves the group. The remaining members and the removed one get a member-removed message.
  */
-export const removeContactFromChat: MethodEntry = {
+export const removeContactFromChat = method({
   name: "remove_contact_from_chat",
   summary: "Removes a member from a group (1: leave it) and tells the members.",
   params: [ACCOUNT_PARAM, CHAT_ID, CONTACT_ID],
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, contactId]) {
-    await s.core.groups.removeMember(chatId as number, contactId as number);
+    await s.core.groups.removeMember(chatId, contactId);
   },
-};
+});
 
 /**
  * `leave_group [account_id, chat_id]` → nothing (HTTP 204): leaves a group (the members are
  * told; we can no longer send) or a channel we subscribe to (its owner alone is told; its posts
  * no longer open).
  */
-export const leaveGroup: MethodEntry = {
+export const leaveGroup = method({
   name: "leave_group",
   summary: "Leaves a group or a channel you subscribe to.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, chatId]) => s.core.leave(chatId as number),
-};
+  handler: (s, [, chatId]) => s.core.leave(chatId),
+});
 
 /**
  * `create_broadcast [account_id, chat_name]` → chat id of a new channel we own (chatType 130,
@@ -81,25 +89,25 @@ export const leaveGroup: MethodEntry = {
  * Chat 2.x channel posts (encrypted with the channel's secret); their replies arrive in their
  * 1:1 chats. Events: `MsgsChanged{0,0}`, `ChatModified`.
  */
-export const createBroadcast: MethodEntry = {
+export const createBroadcast = method({
   name: "create_broadcast",
   summary: "Creates a broadcast channel you own; people subscribe by its invite.",
   params: [ACCOUNT_PARAM, { name: "chat_name", type: "string", description: "Its name." }],
   result: { type: "u32", description: "The channel's chat id." },
-  handler: (s, [, name]) => s.core.channels.create(name as string),
-};
+  handler: (s, [, name]) => s.core.channels.create(name),
+});
 
 /** `set_chat_name [account_id, chat_id, new_name]` → nothing (HTTP 204); every member follows. */
-export const setChatName: MethodEntry = {
+export const setChatName = method({
   name: "set_chat_name",
   summary: "Renames a group for every member.",
   params: [ACCOUNT_PARAM, CHAT_ID, { name: "new_name", type: "string", description: "Name." }],
   result: { type: "null", description: "Nothing" },
   void: true,
   async handler(s, [, chatId, name]) {
-    await s.core.groups.rename(chatId as number, name as string);
+    await s.core.groups.rename(chatId, name);
   },
-};
+});
 
 const AVATAR_USE: FileUse = { method: "set_chat_profile_image", verb: "used as group images" };
 
@@ -108,7 +116,7 @@ const AVATAR_USE: FileUse = { method: "set_chat_profile_image", verb: "used as g
  * image (a file inside the files directory, or a stored blob) becomes the group avatar for
  * every member; null removes it. `profileImage` of the chat then gives its blob path.
  */
-export const setChatProfileImage: MethodEntry = {
+export const setChatProfileImage = method({
   name: "set_chat_profile_image",
   summary: "Sets (a file path) or removes (null) the group image for every member.",
   params: [
@@ -120,10 +128,10 @@ export const setChatProfileImage: MethodEntry = {
   void: true,
   async handler(s, [, chatId, path]) {
     const groups = s.core.groups;
-    groups.requireGroup(chatId as number);
-    if (path === null) return await groups.setAvatar(chatId as number, null);
+    groups.requireGroup(chatId);
+    if (path === null) return await groups.setAvatar(chatId, null);
     await using file = await openAttachableFile(
-      path as string,
+      path,
       attachmentRoots(s.config),
       AVATAR_USE,
     );
@@ -131,22 +139,22 @@ export const setChatProfileImage: MethodEntry = {
     if (!mime.startsWith("image/")) {
       throw new GatewayError(`set_chat_profile_image: "${path}" is not an image (${mime})`);
     }
-    await groups.setAvatar(chatId as number, {
+    await groups.setAvatar(chatId, {
       bytes: await file.readAll(),
       name: file.name,
       mime,
     });
   },
-};
+});
 
 /** `get_past_chat_contacts [account_id, chat_id]` → contacts removed within the last 60 days. */
-export const getPastChatContacts: MethodEntry = {
+export const getPastChatContacts = method({
   name: "get_past_chat_contacts",
   summary: "Contacts removed from a group within the last 60 days.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "array<u32>", description: "Contact ids." },
-  handler: (s, [, chatId]) => s.core.chats.pastMemberIds(chatId as number),
-};
+  handler: (s, [, chatId]) => s.core.chats.pastMemberIds(chatId),
+});
 
 /** The group methods, in documentation order. */
 export const GROUP_METHODS: readonly MethodEntry[] = [

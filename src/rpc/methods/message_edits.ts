@@ -3,13 +3,13 @@
  * `delete_messages_for_all` (core/outgoing_controls.ts). Edits and deletes peers send arrive by mail
  * (core/chat_controls.ts).
  */
-import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 
 /**
  * `send_edit_request [account_id, message_id, new_text]` → nothing (HTTP 204). Our message's
  * text becomes `new_text` here (`MsgsChanged`, `isEdited`) and on the peers' devices.
  */
-export const sendEditRequest: MethodEntry = {
+export const sendEditRequest = method({
   name: "send_edit_request",
   summary: "Replaces the text of one of our sent messages, here and for the chat's members.",
   params: [
@@ -19,14 +19,14 @@ export const sendEditRequest: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, id, text]) => s.core.controls.edit(id as number, text as string),
-};
+  handler: (s, [, id, text]) => s.core.controls.edit(id, text),
+});
 
 /**
  * `delete_messages_for_all [account_id, message_ids]` → nothing (HTTP 204). Deletes our sent
  * messages here (`MsgDeleted`) and asks each chat's members to delete them too.
  */
-export const deleteMessagesForAll: MethodEntry = {
+export const deleteMessagesForAll = method({
   name: "delete_messages_for_all",
   summary: "Deletes our sent messages here and on the chat members' devices.",
   params: [
@@ -35,8 +35,8 @@ export const deleteMessagesForAll: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, ids]) => s.core.controls.deleteForAll(ids as number[]),
-};
+  handler: (s, [, ids]) => s.core.controls.deleteForAll(ids),
+});
 
 /** The methods that change sent messages. */
 export const MESSAGE_EDIT_METHODS: readonly MethodEntry[] = [

@@ -6,21 +6,64 @@
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
 import { Viewtype } from "../../core/messages.ts";
 import { InvalidParamsError, NotFoundError } from "../../errors.ts";
-import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
-import { describeJson, matchesType } from "../params.ts";
+import {
+  ACCOUNT_PARAM,
+  method,
+  type MethodEntry,
+  type ParamSpec,
+  type ParamValue,
+} from "../method.ts";
 import { type MessageLoadError, type MessageObject, toMessageObject } from "../types.ts";
 
-const MESSAGE_IDS: ParamSpec = {
+const MESSAGE_IDS = {
   name: "message_ids",
   type: "array<u32>",
   description: "Message ids.",
-};
+} as const satisfies ParamSpec;
 
 /** `MessageData` fields Delta Chat has and this gateway does not send. */
 const UNSUPPORTED = ["html", "location", "quotedText", "overrideSenderName"];
-const VIEWTYPES: readonly string[] = Object.values(Viewtype);
+const VIEWTYPES: readonly Viewtype[] = Object.values(Viewtype);
 
-/** `send_msg`'s third parameter, validated. */
+/**
+ * `send_msg`'s third parameter, Delta Chat's `MessageData`: the fields this gateway reads, each
+ * optional and nullable as in Delta Chat. Validation checks their types (and the viewtype name);
+ * other fields pass it and are ignored, except the unsupported ones `parseMessageData` refuses.
+ */
+const MESSAGE_DATA = {
+  name: "message_data",
+  type: "object",
+  description: 'MessageData {text?, file?, viewtype?: "Text"|"File"|…, filename?}',
+  fields: {
+    text: { type: "string?", optional: true, description: "The text (or a file's caption)." },
+    file: {
+      type: "string?",
+      optional: true,
+      description: "Path of a file to send: inside the files directory, or a stored blob.",
+    },
+    filename: {
+      type: "string?",
+      optional: true,
+      description: "The name the recipient sees; the file's own name by default.",
+    },
+    viewtype: {
+      type: "string?",
+      optional: true,
+      values: VIEWTYPES,
+      description: "How to show it; File with a file, else Text, by default.",
+    },
+    quotedMessageId: {
+      type: "u32?",
+      optional: true,
+      description: "A message to quote above the text.",
+    },
+  },
+} as const satisfies ParamSpec;
+
+/** `send_msg`'s third parameter as validation lets it through (its declared fields typed). */
+export type MessageDataParam = ParamValue<typeof MESSAGE_DATA>;
+
+/** `send_msg`'s third parameter, checked. */
 export interface MessageData {
   readonly text: string;
   readonly file?: string;
@@ -30,36 +73,21 @@ export interface MessageData {
   readonly quotedMessageId?: number;
 }
 
-function optionalString(data: Record<string, unknown>, key: string): string | undefined {
-  const v = data[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") {
-    throw new InvalidParamsError(`MessageData.${key} must be a string, got ${describeJson(v)}`);
-  }
-  return v;
-}
-
 /**
- * Checks `MessageData {text?, file?, filename?, viewtype?, quotedMessageId?}`: wrong types, an unknown viewtype,
- * an empty message or a viewtype that contradicts `file` → -32602. `viewtype` defaults to File
- * with a file, else Text. The file itself is checked when it is opened (`openAttachableFile`).
+ * Checks what the schema cannot: an unsupported field, an empty message or a viewtype that
+ * contradicts `file` → -32602. `viewtype` defaults to File with a file, else Text; null fields
+ * count as absent. The file itself is checked when it is opened (`openAttachableFile`).
  */
-export function parseMessageData(value: Record<string, unknown>): MessageData {
+export function parseMessageData(value: MessageDataParam): MessageData {
   for (const key of UNSUPPORTED) {
     if (value[key] !== undefined && value[key] !== null) {
       throw new InvalidParamsError(`MessageData.${key} is not supported by this gateway`);
     }
   }
-  const text = optionalString(value, "text") ?? "";
-  const file = optionalString(value, "file");
-  const filename = optionalString(value, "filename");
-  const given = optionalString(value, "viewtype");
-  if (given !== undefined && !VIEWTYPES.includes(given)) {
-    throw new InvalidParamsError(
-      `MessageData.viewtype "${given}" is not a viewtype; use one of ${VIEWTYPES.join(", ")}`,
-    );
-  }
-  const viewtype = (given ?? (file === undefined ? Viewtype.TEXT : Viewtype.FILE)) as Viewtype;
+  const text = value.text ?? "";
+  const file = value.file ?? undefined;
+  const filename = value.filename ?? undefined;
+  const viewtype = value.viewtype ?? (file === undefined ? Viewtype.TEXT : Viewtype.FILE);
   if (file === undefined && text === "") {
     throw new InvalidParamsError('the message is empty: MessageData needs "text" or "file"');
   }
@@ -69,14 +97,7 @@ export function parseMessageData(value: Record<string, unknown>): MessageData {
   if (file !== undefined && viewtype === Viewtype.TEXT) {
     throw new InvalidParamsError('MessageData.viewtype "Text" cannot carry a "file"');
   }
-  const quoted = value.quotedMessageId;
-  if (quoted !== undefined && quoted !== null && !matchesType("u32", quoted)) {
-    throw new InvalidParamsError(
-      `MessageData.quotedMessageId must be a message id (u32), got ${describeJson(quoted)}`,
-    );
-  }
-  const quotedMessageId = quoted === undefined || quoted === null ? undefined : quoted as number;
-  return { text, file, filename, viewtype, quotedMessageId };
+  return { text, file, filename, viewtype, quotedMessageId: value.quotedMessageId ?? undefined };
 }
 
 /** How send_msg names itself when it refuses a file. */
@@ -94,41 +115,37 @@ const SEND_USE: FileUse = { method: "send_msg", verb: "sent" };
  * MessageData → -32602. To a contact whose SecureJoin handshake is still running (no key yet)
  * the message waits, pending, and goes out when the join completes (or fails when it times out).
  */
-export const sendMsg: MethodEntry = {
+export const sendMsg = method({
   name: "send_msg",
   summary: "Sends a text or file message to a chat.",
   params: [
     ACCOUNT_PARAM,
     { name: "chat_id", type: "u32", description: "Chat to send to." },
-    {
-      name: "message_data",
-      type: "object",
-      description: 'MessageData {text?, file?, viewtype?: "Text"|"File"|…, filename?}',
-    },
+    MESSAGE_DATA,
   ],
   result: { type: "u32", description: "Id of the new message." },
   async handler(s, [, chatId, data]) {
-    const m = parseMessageData(data as Record<string, unknown>);
-    s.core.chats.require(chatId as number);
+    const m = parseMessageData(data);
+    s.core.chats.require(chatId);
     await using file = m.file === undefined
       ? undefined
       : await openAttachableFile(m.file, attachmentRoots(s.config), SEND_USE);
     return await s.core.sendMessage({
-      chatId: chatId as number,
+      chatId,
       text: m.text,
       viewtype: m.viewtype,
       file: file === undefined ? undefined : { source: file, name: m.filename },
       quotedMessageId: m.quotedMessageId,
     });
   },
-};
+});
 
 /**
  * `get_message_ids [account_id, chat_id, info_only, add_daymarker]` → visible message ids,
  * oldest first. `info_only`: info messages only; `add_daymarker`: 9 before each new UTC day.
  * Unknown chat → -1.
  */
-export const getMessageIds: MethodEntry = {
+export const getMessageIds = method({
   name: "get_message_ids",
   summary: "Message ids of a chat, oldest first (9 = day marker when asked).",
   params: [
@@ -139,18 +156,18 @@ export const getMessageIds: MethodEntry = {
   ],
   result: { type: "array<u32>", description: "Message ids." },
   handler: (s, [, chatId, infoOnly, dayMarkers]) =>
-    s.core.messages.idsOfChat(chatId as number, {
-      infoOnly: infoOnly as boolean,
-      dayMarkers: dayMarkers as boolean,
+    s.core.messages.idsOfChat(chatId, {
+      infoOnly,
+      dayMarkers,
     }),
-};
+});
 
 /**
  * `get_messages [account_id, message_ids]` → map from id (string) to message object
  * (`{kind:"message", id, chatId, fromId, text, timestamp, state, file, fileBytes, viewtype,
  * viewType, sender, …}`); an unknown id → `{kind:"loadingError", error:"message N not found"}`.
  */
-export const getMessages: MethodEntry = {
+export const getMessages = method({
   name: "get_messages",
   summary: "Message objects for message ids, keyed by id.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
@@ -158,7 +175,7 @@ export const getMessages: MethodEntry = {
   handler(s, [, ids]) {
     const messages = s.core.messages;
     const out: Record<string, MessageObject | MessageLoadError> = {};
-    for (const id of ids as number[]) {
+    for (const id of ids) {
       const d = messages.details(id);
       out[String(id)] = d === undefined
         ? { kind: "loadingError", error: `message ${id} not found` }
@@ -166,20 +183,20 @@ export const getMessages: MethodEntry = {
     }
     return out;
   },
-};
+});
 
 /** `get_message [account_id, message_id]` → message object. Unknown id → -1. */
-export const getMessage: MethodEntry = {
+export const getMessage = method({
   name: "get_message",
   summary: "One message object.",
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "Message {id, chatId, fromId, text, state, …}" },
   handler(s, [, id]) {
-    const d = s.core.messages.details(id as number);
+    const d = s.core.messages.details(id);
     if (d === undefined) throw new NotFoundError(`message ${id} not found`);
     return toMessageObject(d);
   },
-};
+});
 
 /**
  * `markseen_msgs [account_id, message_ids]` → nothing (HTTP 204). Fresh incoming messages
@@ -187,37 +204,37 @@ export const getMessage: MethodEntry = {
  * transaction, to each sender who asked for one (while the mail transport runs) and sent by the
  * receipt batcher. Unknown or outgoing ids are skipped.
  */
-export const markseenMsgs: MethodEntry = {
+export const markseenMsgs = method({
   name: "markseen_msgs",
   summary: "Marks incoming messages as seen and sends the read receipts asked for.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, ids]) => s.core.markSeen(ids as number[]),
-};
+  handler: (s, [, ids]) => s.core.markSeen(ids),
+});
 
 /** `get_fresh_msgs [account_id]` → ids of fresh incoming messages of all chats, newest first. */
-export const getFreshMsgs: MethodEntry = {
+export const getFreshMsgs = method({
   name: "get_fresh_msgs",
   summary: "Ids of unread incoming messages, newest first.",
   params: [ACCOUNT_PARAM],
   result: { type: "array<u32>", description: "Message ids." },
   handler: (s) => s.core.messages.freshIds(),
-};
+});
 
 /**
  * `delete_messages [account_id, message_ids]` → nothing (HTTP 204). Removes the messages on this
  * device, their queued mails and blob files no other message uses; `MsgDeleted{chatId,msgId}`
  * each. Any unknown id → -1 and nothing is deleted.
  */
-export const deleteMessages: MethodEntry = {
+export const deleteMessages = method({
   name: "delete_messages",
   summary: "Deletes messages (and their files) on this device.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, ids]) => s.core.messages.delete(ids as number[]),
-};
+  handler: (s, [, ids]) => s.core.messages.delete(ids),
+});
 
 /** The message methods, in documentation order. */
 export const MESSAGE_METHODS: readonly MethodEntry[] = [

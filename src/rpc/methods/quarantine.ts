@@ -4,16 +4,17 @@
  * may pass or may be ours; it is kept whole here instead of being deleted unread.
  */
 import { GatewayError } from "../../errors.ts";
-import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry, type ParamSpec } from "../method.ts";
 
-const ID_PARAM: ParamSpec = {
+const ID_PARAM = {
   name: "id",
   type: "u32",
   description: "The quarantine id (`list_quarantined_mails`, `MailQuarantined`).",
-};
+} as const satisfies ParamSpec;
 
-function idOf(value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+/** `value` (a u32, validated) when it can be a quarantine id; 0 → -1. */
+function idOf(value: number): number {
+  if (value < 1) {
     throw new GatewayError(`id must be a quarantine id (a positive integer), not ${value}`);
   }
   return value;
@@ -23,7 +24,7 @@ function idOf(value: unknown): number {
  * `list_quarantined_mails [account_id]` → `[{id, message_id, reason, attempts, size,
  * quarantined_at}]`, the oldest first (`quarantined_at` in Unix seconds). No side effects.
  */
-export const listQuarantinedMails: MethodEntry = {
+export const listQuarantinedMails = method({
   name: "list_quarantined_mails",
   summary: "Mails kept whole after reception failed on them several times, oldest first.",
   params: [ACCOUNT_PARAM],
@@ -41,35 +42,35 @@ export const listQuarantinedMails: MethodEntry = {
       quarantined_at: m.quarantinedAt,
     }));
   },
-};
+});
 
 /**
  * `retry_quarantined_mail [account_id, id]` → `{outcome: "received", kind}` when reception took
  * the mail (it leaves the quarantine; `kind` says what it was: message, receipt, …) or
  * `{outcome: "quarantined", reason}` when it failed again (it stays). Unknown id → -1.
  */
-export const retryQuarantinedMail: MethodEntry = {
+export const retryQuarantinedMail = method({
   name: "retry_quarantined_mail",
   summary: "Runs a quarantined mail through reception again; it leaves the quarantine if taken.",
   params: [ACCOUNT_PARAM, ID_PARAM],
   result: { type: "object", description: "{outcome: received|quarantined, kind|reason}" },
-  handler: (services, params) => services.quarantine.retryQuarantined(idOf(params[1])),
-};
+  handler: (services, [, id]) => services.quarantine.retryQuarantined(idOf(id)),
+});
 
 /** `delete_quarantined_mail [account_id, id]` → nothing (HTTP 204): dropped. Unknown id → -1. */
-export const deleteQuarantinedMail: MethodEntry = {
+export const deleteQuarantinedMail = method({
   name: "delete_quarantined_mail",
   summary: "Drops a quarantined mail for good.",
   params: [ACCOUNT_PARAM, ID_PARAM],
   result: { type: "null", description: "Nothing." },
   void: true,
-  handler(services, params) {
-    const id = idOf(params[1]);
+  handler(services, [, given]) {
+    const id = idOf(given);
     if (!services.store.quarantine.remove(id)) {
       throw new GatewayError(`no quarantined mail with id ${id}`);
     }
   },
-};
+});
 
 /** The quarantine methods, in documentation order. */
 export const QUARANTINE_METHODS: readonly MethodEntry[] = [

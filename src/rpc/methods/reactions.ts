@@ -3,31 +3,31 @@
  * `get_message_reactions` reads everyone's. Reactions peers send arrive by mail (core/chat_controls.ts).
  */
 import { NotFoundError } from "../../errors.ts";
-import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 import { toReactionsObject } from "../types.ts";
 
 /**
  * `get_message_reactions [account_id, message_id]` → `{reactionsByContact, reactions}` or null
  * when nobody reacted (Delta Chat's shape). Unknown id → -1.
  */
-export const getMessageReactions: MethodEntry = {
+export const getMessageReactions = method({
   name: "get_message_reactions",
   summary: "The reactions on a message, by contact and by emoji; null without any.",
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "{reactionsByContact, reactions} or null" },
   handler(s, [, id]) {
-    const d = s.core.messages.details(id as number);
+    const d = s.core.messages.details(id);
     if (d === undefined) throw new NotFoundError(`message ${id} not found`);
     return toReactionsObject(d.reactions);
   },
-};
+});
 
 /**
  * `send_reaction [account_id, message_id, reactions]` → nothing (HTTP 204). Our reaction becomes
  * the first emoji of `reactions` (an empty array or `[""]` removes it; Delta Chat sends one per
  * message), stored at once (`ReactionsChanged`) and mailed to the chat's members.
  */
-export const sendReaction: MethodEntry = {
+export const sendReaction = method({
   name: "send_reaction",
   summary: "Sets our reaction to a message (first emoji; empty removes it) and sends it.",
   params: [
@@ -37,9 +37,8 @@ export const sendReaction: MethodEntry = {
   ],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, id, reaction]) =>
-    s.core.controls.react(id as number, (reaction as string[]).join(" ")),
-};
+  handler: (s, [, id, reaction]) => s.core.controls.react(id, reaction.join(" ")),
+});
 
 /** The reaction methods. */
 export const REACTION_METHODS: readonly MethodEntry[] = [sendReaction, getMessageReactions];

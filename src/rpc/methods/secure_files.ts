@@ -7,7 +7,7 @@
  */
 import { ChatType } from "../../constants.ts";
 import { GatewayError } from "../../errors.ts";
-import { ACCOUNT_PARAM, type MethodEntry, type ParamSpec } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry, type ParamSpec } from "../method.ts";
 
 const P = {
   chatId: { name: "chat_id", type: "u32", description: "Chat to send the file to." },
@@ -42,7 +42,7 @@ const SEND_RESULT = {
  * refuse (naming the rule and the files directory; nothing is written), an unknown chat, or a
  * peer that is not the chat's member.
  */
-export const secureSendFile: MethodEntry = {
+export const secureSendFile = method({
   name: "secure_send_file",
   summary: "Encrypts a file with access rules for a 1:1 chat (license required).",
   params: [ACCOUNT_PARAM, P.chatId, P.peer, P.path, P.download, P.forward, P.minutes],
@@ -50,18 +50,18 @@ export const secureSendFile: MethodEntry = {
   license: true,
   handler: (s, [, chatId, peer, path, download, forward, minutes]) =>
     s.core.protectedFiles.protect({
-      chatId: chatId as number,
-      peerContactId: peer as number,
-      plaintextPath: path as string,
+      chatId,
+      peerContactId: peer,
+      plaintextPath: path,
       rules: {
-        allow_download: download as boolean,
-        allow_forward: forward as boolean,
-        duration_minutes: minutes as number,
+        allow_download: download,
+        allow_forward: forward,
+        duration_minutes: minutes,
       },
       roots: { filesDir: s.config.filesDir, dataDir: s.config.dataDir },
       method: "secure_send_file",
     }),
-};
+});
 
 /**
  * `secure_send_group_file [account_id, chat_id, plaintext_path, allow_download, allow_forward,
@@ -69,14 +69,14 @@ export const secureSendFile: MethodEntry = {
  * member; `send_msg` puts the file_pdu in the group mail and each member's otk_pdu and first
  * grant in a mail encrypted to that member alone. -1 for a chat that is not a group.
  */
-export const secureSendGroupFile: MethodEntry = {
+export const secureSendGroupFile = method({
   name: "secure_send_group_file",
   summary: "Encrypts a file with access rules for a group chat (license required).",
   params: [ACCOUNT_PARAM, P.chatId, P.path, P.download, P.forward, P.minutes],
   result: SEND_RESULT,
   license: true,
   handler(s, [, chatId, path, download, forward, minutes]) {
-    const chat = s.core.chats.require(chatId as number);
+    const chat = s.core.chats.require(chatId);
     if (chat.type !== ChatType.GROUP) {
       throw new GatewayError(
         `secure_send_group_file: chat ${chat.id} is not a group chat; use secure_send_file for ` +
@@ -85,24 +85,24 @@ export const secureSendGroupFile: MethodEntry = {
     }
     return s.core.protectedFiles.protect({
       chatId: chat.id,
-      plaintextPath: path as string,
+      plaintextPath: path,
       rules: {
-        allow_download: download as boolean,
-        allow_forward: forward as boolean,
-        duration_minutes: minutes as number,
+        allow_download: download,
+        allow_forward: forward,
+        duration_minutes: minutes,
       },
       roots: { filesDir: s.config.filesDir, dataDir: s.config.dataDir },
       method: "secure_send_group_file",
     });
   },
-};
+});
 
 /**
  * `secure_get_file_id_by_path [account_id, file_path]` → file id: the `encrypted_path`
  * secure_send_file returned, or the `.prv` path get_messages shows (sent or received). -1 for
  * any other path.
  */
-export const secureGetFileIdByPath: MethodEntry = {
+export const secureGetFileIdByPath = method({
   name: "secure_get_file_id_by_path",
   summary: "Resolves the protected file id of a .prv path, before revocation (license required).",
   params: [ACCOUNT_PARAM, {
@@ -113,8 +113,8 @@ export const secureGetFileIdByPath: MethodEntry = {
   }],
   result: { type: "u32", description: "The file id." },
   license: true,
-  handler: (s, [, path]) => s.core.protectedFiles.fileIdByPath(path as string),
-};
+  handler: (s, [, path]) => s.core.protectedFiles.fileIdByPath(path),
+});
 
 /**
  * `secure_revoke_file_access [account_id, chat_id, file_id, peer_contact_id]` → nothing (204).
@@ -123,7 +123,7 @@ export const secureGetFileIdByPath: MethodEntry = {
  * `PrivittyFileAccessRevoked{chat_id, contact_id, file_id}` follows. -1 for an unknown file, a
  * chat it was not sent in, or a contact that is not its recipient.
  */
-export const secureRevokeFileAccess: MethodEntry = {
+export const secureRevokeFileAccess = method({
   name: "secure_revoke_file_access",
   summary: "Revokes a peer's access to a file sent earlier (license required).",
   params: [
@@ -136,8 +136,8 @@ export const secureRevokeFileAccess: MethodEntry = {
   void: true,
   license: true,
   handler: (s, [, chatId, fileId, peer]) =>
-    s.core.protectedFiles.owner.revoke(chatId as number, fileId as number, peer as number),
-};
+    s.core.protectedFiles.owner.revoke(chatId, fileId, peer),
+});
 
 /**
  * `secure_get_file_status [account_id, msg_id]` → `{file_id, msg_id, chat_id, role, state,
@@ -147,34 +147,34 @@ export const secureRevokeFileAccess: MethodEntry = {
  * forwarded_by}` (`forwarded_by`: the recipient whose forward added it, 0 for none). Not gated
  * (reading what one holds). -1 for a message without a `.prv`.
  */
-export const secureGetFileStatus: MethodEntry = {
+export const secureGetFileStatus = method({
   name: "secure_get_file_status",
   summary: "The access state and rules of a message's protected file.",
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "object", description: "{file_id, state, reason, allow_download, …}" },
-  handler: (s, [, msgId]) => s.core.protectedFiles.status(msgId as number),
-};
+  handler: (s, [, msgId]) => s.core.protectedFiles.status(msgId),
+});
 
 /**
  * `secure_request_file_access [account_id, msg_id]` → nothing (204): asks the owner to renew
  * access to an expired (or denied) received file; its state becomes `waiting_owner_action`
  * and the owner sees `PrivittyAccessRenewRequested`. Not gated. -1 in any other state.
  */
-export const secureRequestFileAccess: MethodEntry = {
+export const secureRequestFileAccess = method({
   name: "secure_request_file_access",
   summary: "Asks the owner to renew access to an expired received file.",
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "null", description: "Nothing" },
   void: true,
-  handler: (s, [, msgId]) => s.core.protectedFiles.requestRenewal(msgId as number),
-};
+  handler: (s, [, msgId]) => s.core.protectedFiles.requestRenewal(msgId),
+});
 
 /**
  * `secure_respond_access_request [account_id, file_id, contact_id, grant]` → nothing (204): the
  * owner grants (a new window of the file's duration, from now) or denies a pending renewal.
  * `PrivittyFileAccessChanged{chat_id, file_id}` follows on both sides. License required.
  */
-export const secureRespondAccessRequest: MethodEntry = {
+export const secureRespondAccessRequest = method({
   name: "secure_respond_access_request",
   summary: "Grants or denies a recipient's pending renewal request (license required).",
   params: [
@@ -188,11 +188,11 @@ export const secureRespondAccessRequest: MethodEntry = {
   license: true,
   handler: (s, [, fileId, contactId, grant]) =>
     s.core.protectedFiles.owner.respondRenewal(
-      fileId as number,
-      contactId as number,
-      grant as boolean,
+      fileId,
+      contactId,
+      grant,
     ),
-};
+});
 
 /** The protected-file methods, in documentation order. */
 export const SECURE_FILE_METHODS: readonly MethodEntry[] = [

@@ -4,7 +4,7 @@
  * `secure_join` starts joining a peer's link and returns the chat id at once; the handshake runs
  * in the background and reports `SecurejoinInviterProgress` / `SecurejoinJoinerProgress` events.
  */
-import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
+import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 
 /**
  * `get_chat_securejoin_qr_code [account_id, chat_id|null]` → invite link
@@ -13,7 +13,7 @@ import { ACCOUNT_PARAM, type MethodEntry } from "../method.ts";
  * chat id: an invite to that group (Delta Chat shows "join group"); the joiner becomes a member
  * and every member gets the member-added message. A chat that is no group of ours → -1.
  */
-export const getChatSecurejoinQrCode: MethodEntry = {
+export const getChatSecurejoinQrCode = method({
   name: "get_chat_securejoin_qr_code",
   summary: "Creates an invite link (OPENPGP4FPR:…): 1:1 with null, else to join the group.",
   params: [
@@ -21,8 +21,8 @@ export const getChatSecurejoinQrCode: MethodEntry = {
     { name: "chat_id", type: "u32?", description: "null for a 1:1 invite, or a group chat id." },
   ],
   result: { type: "string", description: "The invite link." },
-  handler: (s, [, chatId]) => s.core.secureJoin.createInvite((chatId as number | null) ?? 0),
-};
+  handler: (s, [, chatId]) => s.core.secureJoin.createInvite(chatId ?? 0),
+});
 
 /**
  * `secure_join [account_id, link]` → chat id of the 1:1 chat with the inviter, or for a group
@@ -32,7 +32,7 @@ export const getChatSecurejoinQrCode: MethodEntry = {
  * Events: `ContactsChanged`, `ChatModified`, then `SecurejoinJoinerProgress` 400 and 1000 (with
  * the chat's id and type) as the handshake proceeds.
  */
-export const secureJoin: MethodEntry = {
+export const secureJoin = method({
   name: "secure_join",
   summary: "Joins a peer through their invite link; returns the 1:1 chat id at once.",
   params: [
@@ -40,8 +40,8 @@ export const secureJoin: MethodEntry = {
     { name: "link", type: "string", description: "OPENPGP4FPR:… or https://i.delta.chat/#…" },
   ],
   result: { type: "u32", description: "The chat id." },
-  handler: (s, [, link]) => s.core.secureJoin.join(link as string),
-};
+  handler: (s, [, link]) => s.core.secureJoin.join(link),
+});
 
 /** The SecureJoin methods, in documentation order. */
 export const SECUREJOIN_METHODS: readonly MethodEntry[] = [getChatSecurejoinQrCode, secureJoin];

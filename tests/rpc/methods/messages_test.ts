@@ -79,19 +79,29 @@ Deno.test("send_msg says clearly what is wrong with MessageData or the file", as
         message: `send_msg: "relative.txt" is not an absolute path; give the absolute path of a ` +
           `file inside the files directory ${dir}/files`,
       });
+      // Field types and the viewtype names are the declaration's schema: the message names the
+      // parameter's position and name, the field, what it must be and what came.
+      const param = "parameter 3 (message_data) of send_msg: field";
       assert.deepEqual(await err({ text: "x", viewtype: "Bogus" }), {
         code: -32602,
-        message: 'MessageData.viewtype "Bogus" is not a viewtype; use one of Text, Image, Gif, ' +
-          "Sticker, Audio, Voice, Video, File, Webxdc, Vcard",
+        message: `${param} "viewtype" must be one of "Text", "Image", "Gif", "Sticker", "Audio", ` +
+          '"Voice", "Video", "File", "Webxdc", "Vcard" or null, got "Bogus"',
       });
-      assert.equal((await err({ text: 5 })).code, -32602);
+      assert.deepEqual(await err({ text: 5 }), {
+        code: -32602,
+        message: `${param} "text" must be a string or null, got number`,
+      });
       assert.equal((await err({})).code, -32602);
       assert.equal((await err({ text: "x", viewtype: "File" })).code, -32602);
-      assert.equal((await err({ text: "x", html: "<b>x</b>" })).code, -32602);
+      assert.deepEqual(await err({ text: "x", html: "<b>x</b>" }), {
+        code: -32602,
+        message: "MessageData.html is not supported by this gateway",
+      });
       assert.equal((await err("text")).code, -32602);
       assert.deepEqual(await err({ text: "x", quotedMessageId: "5" }), {
         code: -32602,
-        message: "MessageData.quotedMessageId must be a message id (u32), got string",
+        message: `${param} "quotedMessageId" must be an unsigned 32-bit integer (u32) or null, ` +
+          "got string",
       });
       assert.deepEqual(await err({ text: "x", quotedMessageId: 77 }), {
         code: -1,
