@@ -5,8 +5,8 @@
  */
 import { type AccountCore, createAccountCore } from "./account/core.ts";
 import { blobDirOf } from "./core/context.ts";
-import { loadIdentity } from "./core/identity.ts";
-import { InboxReception } from "./core/inbox_reception.ts";
+import { loadIdentity } from "./core/contacts/mod.ts";
+import { InboxReception } from "./core/receive/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import { logger } from "./log.ts";

@@ -5,7 +5,7 @@
 import type { AccountCore } from "./account/core.ts";
 import type { GatewayConfig } from "./config.ts";
 import type { ConnectivitySource } from "./core/connectivity.ts";
-import type { QuarantineRetry } from "./core/inbox_reception.ts";
+import type { QuarantineRetry } from "./core/receive/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import type { Store } from "./store/mod.ts";

@@ -6,7 +6,7 @@
  */
 import { createAccountCore } from "../../src/account/core.ts";
 import { blobDirOf } from "../../src/core/context.ts";
-import { loadIdentity } from "../../src/core/identity.ts";
+import { loadIdentity } from "../../src/core/contacts/identity.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import { EventBus } from "../../src/events/bus.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";

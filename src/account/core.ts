@@ -7,26 +7,26 @@
  * call one of its members; the daemon's mail runtime adds the transports around it.
  */
 import { ChatType } from "../constants.ts";
-import { Channels } from "../core/channels.ts";
-import { Chats } from "../core/chats.ts";
-import { Contacts } from "../core/contacts.ts";
+import { Channels } from "../core/channels/mod.ts";
+import { Chats } from "../core/chats/mod.ts";
+import { Contacts } from "../core/contacts/mod.ts";
 import { type CoreContext, createCoreContext, type WakeSender } from "../core/context.ts";
-import { Groups } from "../core/groups.ts";
-import type { SelfIdentity } from "../core/identity.ts";
-import { JoinWait } from "../core/join_wait.ts";
-import { MailComposer } from "../core/mail_composer.ts";
-import { MessageStates } from "../core/message_states.ts";
+import { Groups } from "../core/groups/mod.ts";
+import type { SelfIdentity } from "../core/contacts/mod.ts";
+import { JoinWait } from "../core/send/mod.ts";
+import { MailComposer } from "../core/send/mod.ts";
+import { MessageStates } from "../core/chats/mod.ts";
 import {
   Messages,
   type OutgoingMessage,
   type RenderedMail,
   type SendSteps,
-} from "../core/messages.ts";
-import { ComposerOutgoing, type OutgoingRenderer } from "../core/outgoing.ts";
-import { OutgoingControls } from "../core/outgoing_controls.ts";
-import { PeerKeyCache } from "../core/peer_keys.ts";
-import { ReceiptBatcher } from "../core/receipt_batcher.ts";
-import { Receiver } from "../core/receive.ts";
+} from "../core/chats/mod.ts";
+import { ComposerOutgoing, type OutgoingRenderer } from "../core/send/mod.ts";
+import { OutgoingControls } from "../core/send/mod.ts";
+import { PeerKeyCache } from "../core/contacts/mod.ts";
+import { ReceiptBatcher } from "../core/send/mod.ts";
+import { Receiver } from "../core/receive/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";

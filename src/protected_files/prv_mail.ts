@@ -5,9 +5,9 @@
 import { toHex } from "../bytes.ts";
 import type { CoreContext } from "../core/context.ts";
 import { nowSeconds } from "../core/context.ts";
-import type { SelfIdentity } from "../core/identity.ts";
-import { type KeyedRecipient, recipientOf } from "../core/mail_composer.ts";
-import type { RenderedMail } from "../core/messages.ts";
+import type { SelfIdentity } from "../core/contacts/mod.ts";
+import { type KeyedRecipient, recipientOf } from "../core/send/mod.ts";
+import type { RenderedMail } from "../core/chats/mod.ts";
 import { NotFoundError } from "../errors.ts";
 import { foldPdu } from "./pdu.ts";
 

@@ -4,9 +4,9 @@
  * forward adds, renewals the owner grants or denies, and revocation.
  */
 import { baseName, type BlobFile, mimeOf } from "../core/blobs.ts";
-import { Chats } from "../core/chats.ts";
+import { Chats } from "../core/chats/mod.ts";
 import { type FileAccessRoots, openAttachableFile } from "../core/file_access.ts";
-import { Messages } from "../core/messages.ts";
+import { Messages } from "../core/chats/mod.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AccessRecord, ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
@@ -23,7 +23,7 @@ import {
 } from "./pdu.ts";
 import { accessRules, checkForwardAtOwner } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
-import type { PduSender } from "../core/receive.ts";
+import type { PduSender } from "../core/receive/mod.ts";
 import { encryptToPrv, prvPathFor } from "../prv/mod.ts";
 
 const log = logger("prv");

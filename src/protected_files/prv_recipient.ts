@@ -5,8 +5,8 @@
  * (on open, after a restart) or a renewal.
  */
 import type { BlobFile } from "../core/blobs.ts";
-import { Contacts } from "../core/contacts.ts";
-import type { PduSender } from "../core/receive.ts";
+import { Contacts } from "../core/contacts/mod.ts";
+import type { PduSender } from "../core/receive/mod.ts";
 import { GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { ReceivedFileRecord } from "../store/mod.ts";

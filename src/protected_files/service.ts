@@ -5,8 +5,8 @@
  */
 import { type BlobFile, blobPath } from "../core/blobs.ts";
 import { ContactId } from "../constants.ts";
-import type { OutgoingDraft } from "../core/messages.ts";
-import type { PduSender, ProtectedFileReceiver } from "../core/receive.ts";
+import type { OutgoingDraft } from "../core/chats/mod.ts";
+import type { PduSender, ProtectedFileReceiver } from "../core/receive/mod.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReceivedFileRecord } from "../store/mod.ts";
 import { type AccessVerdict, FileAccessState } from "./access_state.ts";

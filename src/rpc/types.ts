@@ -5,9 +5,9 @@
  */
 import { ChatType, ContactId } from "../constants.ts";
 import { Viewtype } from "../protocol.ts";
-import type { ChatSummary } from "../core/chats.ts";
-import type { ContactDetails } from "../core/contacts.ts";
-import type { MessageDetails } from "../core/messages.ts";
+import type { ChatSummary } from "../core/chats/mod.ts";
+import type { ContactDetails } from "../core/contacts/mod.ts";
+import type { MessageDetails } from "../core/chats/mod.ts";
 import type { ChatRecord } from "../store/mod.ts";
 
 /** A contact (`get_contact`, `sender` of a message). `fingerprint` is a gateway extra. */

@@ -5,20 +5,20 @@
  * creating the 1:1 chat and sending vc-contact-confirm. A joiner that skips to vc-request-with-auth
  * works.
  */
-import { Chats } from "../core/chats.ts";
-import { Contacts } from "../core/contacts.ts";
+import { Chats } from "../core/chats/mod.ts";
+import { Contacts } from "../core/contacts/mod.ts";
 import { type CoreContext, nowSeconds } from "../core/context.ts";
-import type { SelfIdentity } from "../core/identity.ts";
-import type { MailComposer } from "../core/mail_composer.ts";
-import type { SendSteps } from "../core/rendered_mail.ts";
-import { type ReadMail, senderKey } from "../core/mail_reader.ts";
+import type { SelfIdentity } from "../core/contacts/mod.ts";
+import type { MailComposer } from "../core/send/mod.ts";
+import type { SendSteps } from "../core/send/mod.ts";
+import { type ReadMail, senderKey } from "../core/receive/mod.ts";
 import { logger } from "../log.ts";
 import { newToken } from "../crypto/random.ts";
 import { formatInvite } from "./invite.ts";
 import { ChatType, ContactId } from "../constants.ts";
-import { Channels } from "../core/channels.ts";
-import { GroupMembers } from "../core/group_members.ts";
-import { Groups } from "../core/groups.ts";
+import { Channels } from "../core/channels/mod.ts";
+import { GroupMembers } from "../core/groups/mod.ts";
+import { Groups } from "../core/groups/mod.ts";
 import { GatewayError } from "../errors.ts";
 import { Header, SecureJoinStep } from "../protocol.ts";
 import { type QueueMail, VERIFICATION_TIMEOUT_SECONDS } from "./steps.ts";

@@ -7,13 +7,13 @@
  * vc-contact-confirm, or the group's vg-member-added naming us, ends it (progress 1000). State
  * lives in the store, so a restart resumes.
  */
-import { Chats } from "../core/chats.ts";
-import { Contacts } from "../core/contacts.ts";
-import { isValidGroupId } from "../core/chat_assignment.ts";
+import { Chats } from "../core/chats/mod.ts";
+import { Contacts } from "../core/contacts/mod.ts";
+import { isValidGroupId } from "../core/receive/mod.ts";
 import { type CoreContext, type Emit, nowSeconds } from "../core/context.ts";
-import type { SelfIdentity } from "../core/identity.ts";
-import type { MailComposer } from "../core/mail_composer.ts";
-import { type ReadMail, senderKey } from "../core/mail_reader.ts";
+import type { SelfIdentity } from "../core/contacts/mod.ts";
+import type { MailComposer } from "../core/send/mod.ts";
+import { type ReadMail, senderKey } from "../core/receive/mod.ts";
 import { GatewayError, InvalidParamsError } from "../errors.ts";
 import type { GatewayEvent } from "../events/types.ts";
 import { logger } from "../log.ts";

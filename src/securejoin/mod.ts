@@ -2,8 +2,8 @@
  * SecureJoin for one account: the inviter and joiner roles behind one receiver the reception
  * pipeline hands SecureJoin mail to, and the two operations the RPC methods call.
  */
-import type { ReadMail } from "../core/mail_reader.ts";
-import type { SecureJoinReceiver } from "../core/receive.ts";
+import type { ReadMail } from "../core/receive/mod.ts";
+import type { SecureJoinReceiver } from "../core/receive/mod.ts";
 import { logger } from "../log.ts";
 import { Inviter, type InviterDeps } from "./inviter.ts";
 import { Joiner, type JoinerDeps } from "./joiner.ts";

@@ -2,7 +2,7 @@
  * What both SecureJoin roles share: the mail queue they send through and the maximum age of an
  * auth token that still verifies. Step and header names are in protocol.ts.
  */
-import type { RenderedMail } from "../core/messages.ts";
+import type { RenderedMail } from "../core/chats/mod.ts";
 
 /** Auth tokens older than this still add the contact but no longer verify it (as Delta Chat). */
 export const VERIFICATION_TIMEOUT_SECONDS = 7 * 24 * 3600;

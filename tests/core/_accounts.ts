@@ -4,9 +4,9 @@
  * plain list, so a test hands mails from one account's outbox to another's reception pipeline.
  */
 import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
-import { loadIdentity } from "../../src/core/identity.ts";
-import type { RenderedMail } from "../../src/core/messages.ts";
-import type { ReceiveOutcome } from "../../src/core/receive.ts";
+import { loadIdentity } from "../../src/core/contacts/identity.ts";
+import type { RenderedMail } from "../../src/core/chats/messages.ts";
+import type { ReceiveOutcome } from "../../src/core/receive/pipeline.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";

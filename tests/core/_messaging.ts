@@ -3,9 +3,9 @@
  * peers with fake keys, and a fake renderer.
  */
 import { type CoreContext, createCoreContext } from "../../src/core/context.ts";
-import { Contacts } from "../../src/core/contacts.ts";
+import { Contacts } from "../../src/core/contacts/contacts.ts";
 import { type AttachableFile, openAttachableFile } from "../../src/core/file_access.ts";
-import type { RenderedMail, RenderFn, SendSteps } from "../../src/core/messages.ts";
+import type { RenderedMail, RenderFn, SendSteps } from "../../src/core/chats/messages.ts";
 import type { EventSink, GatewayEvent } from "../../src/events/types.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
 

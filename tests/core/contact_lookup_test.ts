@@ -5,10 +5,10 @@
  * so between unverified keys the one that really wrote last wins.
  */
 import assert from "node:assert/strict";
-import { Chats } from "../../src/core/chats.ts";
-import { Contacts } from "../../src/core/contacts.ts";
-import { MessageStates } from "../../src/core/message_states.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Chats } from "../../src/core/chats/chats.ts";
+import { Contacts } from "../../src/core/contacts/contacts.ts";
+import { MessageStates } from "../../src/core/chats/message_states.ts";
+import { Messages } from "../../src/core/chats/messages.ts";
 import { introduce, type TestAccount, testAccount } from "./_accounts.ts";
 import { signedChatMail } from "../_helpers/signed_mail.ts";
 

@@ -4,10 +4,10 @@
  * the test moves, and helpers to protect, send and deliver.
  */
 import { dirname } from "node:path";
-import { Chats } from "../../src/core/chats.ts";
+import { Chats } from "../../src/core/chats/chats.ts";
 import { blobDirOf } from "../../src/core/context.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages } from "../../src/core/chats/messages.ts";
 import { createAccountCore } from "../../src/account/core.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import type { AccessRules } from "../../src/protected_files/pdu.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { blobPath } from "../../src/core/blobs.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages } from "../../src/core/chats/messages.ts";
 import { FileAccessDeniedError } from "../../src/protected_files/service.ts";
 import { protectedFileSource } from "../../src/protected_files/viewer_source.ts";
 import { AccessDeniedError, DecryptError } from "../../src/viewer/stream.ts";

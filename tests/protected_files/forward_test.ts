@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { blobPath } from "../../src/core/blobs.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages } from "../../src/core/chats/messages.ts";
 import { Header } from "../../src/protocol.ts";
-import { Chats } from "../../src/core/chats.ts";
+import { Chats } from "../../src/core/chats/chats.ts";
 import { blobDirOf } from "../../src/core/context.ts";
-import { recipientOf } from "../../src/core/mail_composer.ts";
+import { recipientOf } from "../../src/core/send/mail_composer.ts";
 import { GatewayError } from "../../src/errors.ts";
 import {
   type AccessRules,

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ChatType } from "../../src/constants.ts";
 import { blobDirOf } from "../../src/core/context.ts";
-import type { RenderedMail } from "../../src/core/messages.ts";
+import type { RenderedMail } from "../../src/core/chats/messages.ts";
 import { introduce, testAccount } from "../core/_accounts.ts";
 import { pngBytes } from "../viewer/_fixtures.ts";
 import { plainFile, type PrvPair, prvPair, readAll, sendFile } from "./_pair.ts";

@@ -14,7 +14,7 @@ import { MessageState } from "../../src/constants.ts";
 import { FakeLicense } from "../_helpers/fake_license.ts";
 import { blobPath } from "../../src/core/blobs.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
-import { Messages } from "../../src/core/messages.ts";
+import { Messages } from "../../src/core/chats/messages.ts";
 import { deliverAll, testAccount } from "../core/_accounts.ts";
 import { exchange, protectAndSend, prvPair } from "./_pair.ts";
 

@@ -8,15 +8,15 @@
 import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
 import { parseConfig } from "../../src/config.ts";
 import { blobDirOf } from "../../src/core/context.ts";
-import type { SelfIdentity } from "../../src/core/identity.ts";
-import type { OutgoingRenderer } from "../../src/core/outgoing.ts";
+import type { SelfIdentity } from "../../src/core/contacts/identity.ts";
+import type { OutgoingRenderer } from "../../src/core/send/outgoing.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import { readPrivateKey } from "../../src/crypto/pgp.ts";
 import { EventBus } from "../../src/events/bus.ts";
 import type { Services } from "../../src/services.ts";
 import { Store } from "../../src/store/mod.ts";
 import { FakeLicense } from "../_helpers/fake_license.ts";
-import { InboxReception } from "../../src/core/inbox_reception.ts";
+import { InboxReception } from "../../src/core/receive/inbox_reception.ts";
 
 /** The account's address; the store is left unprovisioned until a test writes it. */
 export const FAKE_ADDR = "me@relay.test";

@@ -1,7 +1,7 @@
 /** Tests of the OpenRPC document generated from the method table. */
 import assert from "node:assert/strict";
 import { GATEWAY_VERSION } from "../../src/constants.ts";
-import { Viewtype } from "../../src/core/messages.ts";
+import { Viewtype } from "../../src/core/chats/messages.ts";
 import type { ResultType } from "../../src/rpc/method.ts";
 import { buildMethodTable } from "../../src/rpc/methods/mod.ts";
 import { openRpcDocument, paramSchema, schemaOf } from "../../src/rpc/openrpc.ts";

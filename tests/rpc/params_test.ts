@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { RpcCode } from "../../src/constants.ts";
-import type { Viewtype } from "../../src/core/messages.ts";
+import type { Viewtype } from "../../src/core/chats/messages.ts";
 import { GatewayError, InvalidParamsError } from "../../src/errors.ts";
 import type {
   MethodEntry,

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { GatewayError, InvalidParamsError } from "../../src/errors.ts";
-import { GroupMembers } from "../../src/core/group_members.ts";
-import { Groups } from "../../src/core/groups.ts";
+import { GroupMembers } from "../../src/core/groups/members.ts";
+import { Groups } from "../../src/core/groups/groups.ts";
 import { parseInvite } from "../../src/securejoin/invite.ts";
 import { deliverAll, introduce, type TestAccount, testAccount } from "../core/_accounts.ts";
 

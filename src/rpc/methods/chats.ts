@@ -4,8 +4,8 @@
  * `get_full_chat_by_id`.
  */
 import { ChatType } from "../../constants.ts";
-import { type Chats, SpecialChatId } from "../../core/chats.ts";
-import type { Contacts } from "../../core/contacts.ts";
+import { type Chats, SpecialChatId } from "../../core/chats/mod.ts";
+import type { Contacts } from "../../core/contacts/mod.ts";
 import { ACCOUNT_PARAM, method, type MethodEntry, type ParamSpec } from "../method.ts";
 import {
   type ArchiveLinkItem,

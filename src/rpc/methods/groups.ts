@@ -1,7 +1,7 @@
 /**
  * Group RPC methods with Delta Chat's names, params and results: `create_group_chat`,
  * `add_contact_to_chat`, `remove_contact_from_chat`, `leave_group`, `set_chat_name`,
- * `set_chat_profile_image`, `get_past_chat_contacts` (core/groups.ts does the work).
+ * `set_chat_profile_image`, `get_past_chat_contacts` (core/groups/groups.ts does the work).
  */
 import { mimeOf } from "../../core/blobs.ts";
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";

@@ -1,7 +1,7 @@
 /**
  * Delta Chat's methods that change our sent messages for everyone: `send_edit_request` and
- * `delete_messages_for_all` (core/outgoing_controls.ts). Edits and deletes peers send arrive by mail
- * (core/chat_controls.ts).
+ * `delete_messages_for_all` (core/send/controls.ts). Edits and deletes peers send arrive by mail
+ * (core/receive/controls.ts).
  */
 import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 

@@ -4,7 +4,7 @@
  * `get_message`, `markseen_msgs`, `get_fresh_msgs`, `delete_messages`.
  */
 import { attachmentRoots, type FileUse, openAttachableFile } from "../../core/file_access.ts";
-import { Viewtype } from "../../core/messages.ts";
+import { Viewtype } from "../../core/chats/mod.ts";
 import { InvalidParamsError, NotFoundError } from "../../errors.ts";
 import {
   ACCOUNT_PARAM,

@@ -1,6 +1,6 @@
 /**
  * Reaction RPC methods (Delta Chat's): `send_reaction` sets and sends our reaction to a message,
- * `get_message_reactions` reads everyone's. Reactions peers send arrive by mail (core/chat_controls.ts).
+ * `get_message_reactions` reads everyone's. Reactions peers send arrive by mail (core/receive/controls.ts).
  */
 import { NotFoundError } from "../../errors.ts";
 import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";

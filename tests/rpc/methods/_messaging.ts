@@ -2,7 +2,7 @@
  * Helpers for the messaging method tests: a method table of the contact, chat, message and
  * reaction methods, a call helper through dispatch, and a seeded account (peer Bob, a 1:1 chat).
  */
-import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
+import type { OutgoingRenderer } from "../../../src/core/send/outgoing.ts";
 import { dispatch, type RpcReply } from "../../../src/rpc/dispatch.ts";
 import { createMethodTable } from "../../../src/rpc/method.ts";
 import { CHAT_METHODS } from "../../../src/rpc/methods/chats.ts";

@@ -1,6 +1,6 @@
 /** Tests of send_edit_request and delete_messages_for_all through dispatch, with fake renderers. */
 import assert from "node:assert/strict";
-import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
+import type { OutgoingRenderer } from "../../../src/core/send/outgoing.ts";
 import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
 

@@ -1,6 +1,6 @@
 /** Golden tests of the message methods through dispatch, with a fake renderer as transport. */
 import assert from "node:assert/strict";
-import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
+import type { OutgoingRenderer } from "../../../src/core/send/outgoing.ts";
 import type { MessageRecord } from "../../../src/store/mod.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
 import { fakeSend } from "../../core/_messaging.ts";

@@ -3,8 +3,8 @@
  * `get_info`'s `quarantined` through dispatch and the full method table.
  */
 import assert from "node:assert/strict";
-import { InboxReception, type QuarantineRetry } from "../../../src/core/inbox_reception.ts";
-import type { Receiver } from "../../../src/core/receive.ts";
+import { InboxReception, type QuarantineRetry } from "../../../src/core/receive/inbox_reception.ts";
+import type { Receiver } from "../../../src/core/receive/pipeline.ts";
 import { dispatch, type RpcReply } from "../../../src/rpc/dispatch.ts";
 import { buildMethodTable } from "../../../src/rpc/methods/mod.ts";
 import type { Services } from "../../../src/services.ts";

@@ -1,6 +1,6 @@
 /** Tests of send_reaction and get_message_reactions through dispatch, with a fake renderer. */
 import assert from "node:assert/strict";
-import type { OutgoingRenderer } from "../../../src/core/outgoing.ts";
+import type { OutgoingRenderer } from "../../../src/core/send/outgoing.ts";
 import { fakeSend } from "../../core/_messaging.ts";
 import { call, result, rpcError, seeded } from "./_messaging.ts";
 

@@ -1,0 +1,170 @@
+/**
+ * What the IMAP drain hands INBOX mail to (it matches transport/inbox_drain.ts's `MailSink`):
+ * the reception pipeline, an attempt count per mail in the store, the give-up record, the
+ * quarantine of mails that kept failing (and the operator's retries of them, run one at a time
+ * with the drain's deliveries), one INFO line per received mail (ids and sizes, never content),
+ * and the size of each mail it processed told to the daemon's collector of burst garbage.
+ */
+import { GatewayError } from "../../errors.ts";
+import { logger } from "../../log.ts";
+import { type CoreContext, nowSeconds } from "../context.ts";
+import { sniffMessageId } from "./mail_reader.ts";
+import type { ReceiveOutcome, Receiver } from "./pipeline.ts";
+
+const log = logger("receive");
+
+/** A mail in INBOX as the drain names it. */
+export interface InboxMail {
+  readonly uid: number;
+  readonly uidValidity: string;
+  readonly size: number;
+}
+
+function keyOf(m: InboxMail): string {
+  return `${m.uidValidity}:${m.uid}`;
+}
+
+/** The ids an outcome carries, for the log line. */
+function outcomeFields(o: ReceiveOutcome): Record<string, unknown> {
+  switch (o.kind) {
+    case "message":
+      return { stored: o.outcome, msg_id: o.msgId, chat_id: o.chatId };
+    case "receipt":
+    case "control":
+      return { changed: o.changed };
+    case "securejoin":
+      return { step: o.step };
+    case "pdus":
+      return { pdus: o.count };
+    default:
+      return {};
+  }
+}
+
+/** Options of `InboxReception`. */
+export interface InboxReceptionOptions {
+  /**
+   * Told the size of every mail the pipeline went through (or of the head of one given up on),
+   * whether it succeeded or not: reading a mail leaves several copies of it behind (the fetched
+   * bytes, the MIME text, the armor, the ciphertext, the plaintext, the attachment), which an idle
+   * daemon would keep until V8's next full collection. The daemon's `BurstGc` adds it up.
+   */
+  readonly noteGarbage?: (bytes: number) => void;
+}
+
+/** What retrying a quarantined mail came to. */
+export type QuarantineRetry =
+  /** Reception took it (stored, or recorded as unusable for good); it left the quarantine. */
+  | { readonly outcome: "received"; readonly kind: ReceiveOutcome["kind"] }
+  /** It failed again and stays, with this reason. */
+  | { readonly outcome: "quarantined"; readonly reason: string };
+
+function reasonOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The drain's sink over one account's pipeline and store. */
+export class InboxReception {
+  readonly #noteGarbage: (bytes: number) => void;
+  /** The pipeline runs one mail at a time (the drain's and the operator's retries alike). */
+  #tail: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly ctx: CoreContext,
+    private readonly receiver: Receiver,
+    options: InboxReceptionOptions = {},
+  ) {
+    this.#noteGarbage = options.noteGarbage ?? (() => {});
+  }
+
+  begin(m: InboxMail): number {
+    return this.ctx.store.receiveAttempts.begin(keyOf(m), nowSeconds(this.ctx));
+  }
+
+  failed(m: InboxMail, reason: string): void {
+    this.ctx.store.receiveAttempts.failed(keyOf(m), reason);
+  }
+
+  /** Runs the pipeline (it commits or records the mail), then forgets the attempts. */
+  async deliver(raw: Uint8Array, m: InboxMail): Promise<void> {
+    const t0 = performance.now();
+    const outcome = await this.#receive(raw);
+    this.ctx.store.receiveAttempts.clear(keyOf(m));
+    // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
+    log.info("mail processed", {
+      outcome: outcome.kind,
+      ...outcomeFields(outcome),
+      uid: m.uid,
+      bytes: raw.length,
+      pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
+    });
+  }
+
+  /**
+   * Keeps the whole mail in the quarantine (with the last failure's reason), forgets its
+   * attempts, and announces it (`MailQuarantined`, after the commit).
+   */
+  quarantine(m: InboxMail, reason: string, raw: Uint8Array): Promise<void> {
+    const key = keyOf(m);
+    const messageId = sniffMessageId(raw);
+    this.ctx.tx.run((emit) => {
+      const attempts = this.ctx.store.receiveAttempts.attempts(key);
+      const id = this.ctx.store.quarantine.add({
+        messageId,
+        reason,
+        attempts,
+        raw,
+        at: nowSeconds(this.ctx),
+      });
+      this.ctx.store.receiveAttempts.clear(key);
+      emit({ kind: "MailQuarantined", quarantineId: id, messageId, reason });
+    });
+    log.warn("mail quarantined", { message_id: messageId, bytes: raw.length, reason });
+    return Promise.resolve();
+  }
+
+  /**
+   * Runs quarantined mail `id` through the pipeline again (after the drain's current mail): it
+   * leaves the quarantine when reception takes it, and stays with the new reason otherwise.
+   * GatewayError when there is no such mail.
+   */
+  async retryQuarantined(id: number): Promise<QuarantineRetry> {
+    const raw = this.ctx.store.quarantine.raw(id);
+    if (raw === undefined) throw new GatewayError(`no quarantined mail with id ${id}`);
+    let outcome: ReceiveOutcome;
+    try {
+      outcome = await this.#receive(raw);
+    } catch (err) {
+      const reason = reasonOf(err);
+      if (!this.ctx.store.quarantine.failedAgain(id, reason)) {
+        throw new GatewayError(`quarantined mail ${id} was dropped while it was retried`);
+      }
+      log.warn("quarantined mail failed again", { quarantine_id: id, reason });
+      return { outcome: "quarantined", reason };
+    }
+    this.ctx.store.quarantine.remove(id);
+    log.info("quarantined mail received", { quarantine_id: id, outcome: outcome.kind });
+    return { outcome: "received", kind: outcome.kind };
+  }
+
+  /** Runs the pipeline for one mail after any other run has settled. */
+  #receive(raw: Uint8Array): Promise<ReceiveOutcome> {
+    const run = this.#tail.then(() => this.receiver.receive(raw))
+      .finally(() => this.#noteGarbage(raw.byteLength));
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  /** Records the mail as a receive error (with the last failure's reason), forgets attempts. */
+  giveUp(m: InboxMail, reason: string, head: Uint8Array): Promise<void> {
+    const key = keyOf(m);
+    const last = this.ctx.store.receiveAttempts.lastError(key);
+    const why = last !== "" && !reason.includes(last) ? `${reason} (last error: ${last})` : reason;
+    this.ctx.tx.run(() => {
+      this.receiver.giveUp(head, m.size, why);
+      this.ctx.store.receiveAttempts.clear(key);
+    });
+    this.#noteGarbage(head.byteLength);
+    return Promise.resolve();
+  }
+}

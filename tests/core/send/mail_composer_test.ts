@@ -1,0 +1,62 @@
+/**
+ * Tests of the mail composer: every kind of mail it writes passes the chatmail relay's
+ * acceptance rules (scripts/relay/filter_check.mjs), is encrypted to the recipient and self,
+ * signed, and carries the headers Delta Chat needs.
+ */
+import assert from "node:assert/strict";
+import { checkOutgoing } from "../../../scripts/relay/filter_check.mjs";
+import { readMail } from "../../../src/core/receive/mail_reader.ts";
+import { PeerKeyCache } from "../../../src/core/contacts/peer_keys.ts";
+import { testAccount } from "../_accounts.ts";
+
+Deno.test("chat messages, receipts and SecureJoin steps pass the relay filter and decrypt for both", async () => {
+  const a = await testAccount("alice@relay.test", "Alice Ä");
+  const b = await testAccount("bob@relay.test", "Bob");
+  const to = { addr: b.addr, name: "Bob", publicKey: b.self.publicKey };
+  const chat = await a.composer.renderChat(
+    {
+      chatId: 10,
+      text: "hi",
+      viewtype: "Text",
+      timestamp: 1_700_000_000,
+      inReplyTo: "p@x",
+      quote: "",
+    },
+    { id: 10 } as never,
+    [{ addr: b.addr, name: "", authName: "Bob", publicKey: b.self.publicKey } as never],
+  );
+  const mails = [
+    chat,
+    await a.composer.renderReceipt(to, ["m1@x", "m2@x"], "displayed"),
+    await a.composer.renderSecureJoinStep(to, "vc-auth-required"),
+    a.composer.renderSecureJoinRequest({ addr: b.addr }, "AAAAAAAAAAAAAAAAAAAAAAAA", "vc-request"),
+  ];
+  for (const m of mails) {
+    const verdict = checkOutgoing(
+      m.envelopeFrom,
+      [...m.recipients],
+      new TextDecoder().decode(m.raw),
+    );
+    assert.equal(verdict, null, `relay refused: ${verdict}`);
+    assert.match(m.rfc724Mid, /^[\w-]{24}@relay\.test$/);
+  }
+  const deps = (acc: typeof a) => ({
+    privateKey: acc.self.privateKey,
+    keys: new PeerKeyCache(),
+    knownKeys: () => [],
+  });
+  for (const reader of [b, a]) {
+    const read = await readMail(chat.raw, deps(reader));
+    assert.equal(read.signer, a.self.fingerprint, "signed by Alice, readable by Bob and by Alice");
+  }
+  const read = await readMail(chat.raw, deps(b));
+  assert.equal(read.headers.get("chat-version"), "1.0");
+  assert.equal(read.headers.get("chat-disposition-notification-to"), a.addr);
+  assert.equal(read.headers.get("edge-delivery-receipt-to"), a.addr);
+  assert.equal(read.headers.get("in-reply-to"), "<p@x>");
+  assert.equal(read.headers.get("to"), `"Bob" <${b.addr}>`);
+  assert.equal(read.from.name, "Alice Ä");
+  const step = await readMail(mails[2].raw, deps(b));
+  assert.equal(step.headers.get("secure-join"), "vc-auth-required");
+  assert.deepEqual(step.gossip.map((g) => [g.addr, g.keydata]), [[b.addr, b.self.publicKey]]);
+});
