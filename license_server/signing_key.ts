@@ -28,9 +28,11 @@ export async function loadSigningKey(dataDir: string): Promise<SigningKey> {
     });
   }
   const privateKey = await importPKCS8(pem, "EdDSA", { extractable: true });
+  // The public half: the private JWK without its secret `d`.
+  const { d: _secret, ...publicJwk } = await crypto.subtle.exportKey("jwk", privateKey);
   const publicKey = await crypto.subtle.importKey(
     "jwk",
-    { ...(await crypto.subtle.exportKey("jwk", privateKey)), d: undefined, key_ops: ["verify"] },
+    { ...publicJwk, key_ops: ["verify"] },
     { name: "Ed25519" },
     true,
     ["verify"],

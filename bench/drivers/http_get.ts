@@ -16,7 +16,7 @@ export interface GetResult {
 
 /** One connection to `hostname:port`; requests run one after another. */
 export class HttpGetClient implements Disposable {
-  #conn?: Deno.TcpConn;
+  #conn: Deno.TcpConn | undefined;
   readonly #buf = new Uint8Array(1 << 20);
 
   constructor(private readonly hostname: string, private readonly port: number) {}

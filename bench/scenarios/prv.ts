@@ -541,7 +541,7 @@ export async function prvBench(): Promise<PrvBenchResult> {
     }
     const load: [number, number] = [loadStart, loadAverage()];
     const wallS = (performance.now() - t0) / 1000;
-    return { started, load, wallS, sizes, large, hostMemory };
+    return { started, load, wallS, sizes, ...(large === undefined ? {} : { large }), hostMemory };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

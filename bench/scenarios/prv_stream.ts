@@ -355,12 +355,14 @@ export async function runPrvStreamSection(
       ratio: [median(ratios), quantile(ratios, 0.25), quantile(ratios, 0.75)],
       fetchMs: median(viaFetch),
       fetchRatio: median(fetchRatios),
-      cpu: mib > 1 ? undefined : {
-        ...(await cpuPerCall(daemon.pid, roundsFor(mib), () => getAll(client, path, token))),
-        fetch: (await cpuPerCall(daemon.pid, roundsFor(mib), () => fetchAll(url, token))).self,
-        raw: (await cpuPerCall(daemon.pid, roundsFor(mib), () => rawDecrypt(key, sealed, MiB)))
-          .self,
-      },
+      ...(mib > 1 ? {} : {
+        cpu: {
+          ...(await cpuPerCall(daemon.pid, roundsFor(mib), () => getAll(client, path, token))),
+          fetch: (await cpuPerCall(daemon.pid, roundsFor(mib), () => fetchAll(url, token))).self,
+          raw: (await cpuPerCall(daemon.pid, roundsFor(mib), () => rawDecrypt(key, sealed, MiB)))
+            .self,
+        },
+      }),
     });
     console.log(`prv-stream ${mib} MiB: ratio ${f2(median(ratios))}`);
     if (mib === Math.min(...SIZES_MIB)) {

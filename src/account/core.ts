@@ -53,7 +53,7 @@ export interface AccountCoreOptions {
   /** Wakes the mail sender after a commit that queued mail (`DomainTx.mailQueued`). */
   readonly wakeSender?: WakeSender;
   /** The device fingerprint: protected files' stored shares are bound to it. */
-  readonly deviceFingerprint?: string;
+  readonly deviceFingerprint?: string | undefined;
   /** How long read and delivery receipts are collected before they go out (ms). */
   readonly receiptWindowMs?: number;
   /**

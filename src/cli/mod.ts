@@ -83,7 +83,7 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
         options: parsed.options,
         http,
         rpc: new RpcClient(http),
-        accounts: global.accounts,
+        ...(global.accounts === undefined ? {} : { accounts: global.accounts }),
         out,
         signal,
       };

@@ -127,9 +127,9 @@ export interface CoreOptions {
   readonly events: EventSink;
   readonly blobDir: string;
   /** Clock in Unix ms (tests pin it); defaults to `Date.now`. */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /** Wakes the mail sender after a commit that queued mail; default: nothing to wake. */
-  readonly wakeSender?: WakeSender;
+  readonly wakeSender?: WakeSender | undefined;
 }
 
 /** Builds the shared context of one account: build it once (see `DomainTx`). */

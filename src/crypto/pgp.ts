@@ -65,9 +65,9 @@ export async function encryptAndSign(p: {
     wildcard: true,
     date: encryptionDate(encryptionKeys, now),
     format: "binary",
-    config: p.compress
-      ? { preferredCompressionAlgorithm: openpgp.enums.compression.zlib }
-      : undefined,
+    ...(p.compress
+      ? { config: { preferredCompressionAlgorithm: openpgp.enums.compression.zlib } }
+      : {}),
   }) as Uint8Array;
 }
 

@@ -101,7 +101,7 @@ export function eventsHandler(bus: EventBus, pingMs: number) {
   return (c: Context): Response => {
     if (c.req.method === "HEAD") return new Response(null, { headers: SSE_HEADERS });
     const lastEventId = resumePoint(c.req.header("last-event-id"), c.req.query("lastEventId"));
-    const sub = bus.subscribe({ lastEventId });
+    const sub = bus.subscribe(lastEventId === undefined ? {} : { lastEventId });
     return new Response(eventStream(sub, pingMs), { headers: SSE_HEADERS });
   };
 }

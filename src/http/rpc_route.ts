@@ -55,7 +55,7 @@ export interface RpcHandlerOptions {
    * size once read, or `WHOLE_BODY_MAX_BYTES` when its read failed (its buffers and request state
    * are left to the collector). The daemon's `BurstGc` adds it up (`src/memory/burst_gc.ts`).
    */
-  readonly noteGarbage?: (bytes: number) => void;
+  readonly noteGarbage?: ((bytes: number) => void) | undefined;
 }
 
 // Every answer is built by `Response.json` (or is an empty 204): a Response whose only header is

@@ -90,7 +90,7 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /** A JSON answer, as Hono's `c.json` gives it (`content-type: application/json`). */
 function json(body: unknown, status: number, headers?: Record<string, string>): Response {
-  return Response.json(body, { status, headers });
+  return Response.json(body, headers === undefined ? { status } : { status, headers });
 }
 
 /**

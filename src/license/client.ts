@@ -35,9 +35,9 @@ export interface DeliveredLicense {
 
 /** Seams of the client. */
 export interface LicenseClientOptions {
-  readonly fetch?: typeof fetch;
+  readonly fetch?: typeof fetch | undefined;
   /** Limit of one request (default 10 s). */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
 }
 
 /** Checks that `url` is an http(s) delivery URL; returns it without a trailing slash. */
@@ -128,6 +128,6 @@ function delivered(body: unknown, url: string): DeliveredLicense {
   }
   return {
     license_jwt: o.license_jwt,
-    customer_name: typeof o.customer_name === "string" ? o.customer_name : undefined,
+    ...(typeof o.customer_name === "string" ? { customer_name: o.customer_name } : {}),
   };
 }

@@ -30,8 +30,8 @@ export function parseLicenseFile(text: string): LicenseFile | string {
   }
   return {
     license_jwt: o.license_jwt,
-    customer_name: typeof o.customer_name === "string" ? o.customer_name : undefined,
-    url: typeof o.url === "string" ? o.url : undefined,
+    ...(typeof o.customer_name === "string" ? { customer_name: o.customer_name } : {}),
+    ...(typeof o.url === "string" ? { url: o.url } : {}),
   };
 }
 

@@ -46,9 +46,9 @@ interface Anchor {
 /** Clocks and facts the mark starts from. */
 export interface LicenseLocalStateOptions {
   /** The installed license's issue time (the issuer's clock at activation or last sync), Unix ms. */
-  readonly issuedAt?: number;
+  readonly issuedAt?: number | undefined;
   /** A monotonic clock in ms (default `performance.now`); only differences are used. */
-  readonly monotonic?: () => number;
+  readonly monotonic?: (() => number) | undefined;
 }
 
 const positive = (ms: unknown): ms is number =>

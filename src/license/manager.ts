@@ -30,7 +30,7 @@ export interface LicenseManagerOptions {
   /** Where the clock high-water mark and deactivations are kept (the account database). */
   readonly state: Pick<ConfigStore, "get" | "set">;
   /** Wall clock, Unix ms (default `Date.now`). */
-  readonly clock?: () => number;
+  readonly clock?: (() => number) | undefined;
   /** Monotonic clock, ms (default `performance.now`): moves the clock high-water mark. */
   readonly monotonic?: () => number;
   readonly client?: LicenseClient;
@@ -281,7 +281,11 @@ export class LicenseManager implements LicenseSource {
         `the license server at ${redactUrl(url)} sent a license bound to another device`,
       );
     }
-    await writeLicenseFile(this.path, { license_jwt: token, customer_name: customer, url });
+    await writeLicenseFile(this.path, {
+      license_jwt: token,
+      ...(customer === undefined ? {} : { customer_name: customer }),
+      url,
+    });
     // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
     // an earlier deactivation of this license here no longer applies.
     this.#local.clearDeactivated(verified.claims.id);

@@ -25,9 +25,9 @@ export interface LicenseFacts {
   /** The clock now, Unix ms. */
   readonly now: number;
   /** The clock high-water mark: a time this gateway really lived through (local_state.ts). */
-  readonly highWater?: number;
+  readonly highWater?: number | undefined;
   /** The issue time of the latest copy of this license deactivated on this device, if any. */
-  readonly deactivatedIssuedAt?: number;
+  readonly deactivatedIssuedAt?: number | undefined;
 }
 
 /** A status and why. */

@@ -241,15 +241,19 @@ function parseEntity(binary: string, depth: number, budget: { parts: number }): 
     headers.get("content-type") ?? "text/plain; charset=us-ascii",
   );
   const dispRaw = headers.get("content-disposition");
-  const disposition = dispRaw === undefined ? undefined : parseParamValue(dispRaw);
+  const part = {
+    headers,
+    contentType,
+    ...(dispRaw === undefined ? {} : { disposition: parseParamValue(dispRaw) }),
+  };
   if (contentType.value.startsWith("multipart/")) {
     const boundary = contentType.params.boundary;
     if (!boundary) throw new MimeParseError(`${contentType.value} without a boundary parameter`);
     const parts = splitMultipart(rawBody, boundary).map((p) => parseEntity(p, depth + 1, budget));
-    return { headers, contentType, disposition, body: new Uint8Array(), parts };
+    return { ...part, body: new Uint8Array(), parts };
   }
   const body = decodeBody(rawBody, headers.get("content-transfer-encoding"));
-  return { headers, contentType, disposition, body, parts: [] };
+  return { ...part, body, parts: [] };
 }
 
 /** Parses a whole message. Throws MimeParseError for input beyond the limits. */

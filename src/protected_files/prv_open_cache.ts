@@ -47,7 +47,7 @@ interface Entry {
   /** Keyed digest of the content key the open was verified with (the key is not kept). */
   readonly keyTag: string;
   /** The received file id, for `forgetFile` (undefined: the owner's own file). */
-  readonly fileId?: number;
+  readonly fileId: number | undefined;
   readonly open: CachedOpen;
 }
 

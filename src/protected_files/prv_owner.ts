@@ -330,7 +330,9 @@ export class PrvOwner {
         forwarded_by: verdict.forwarder.contactId,
       });
     }
-    await this.onRequest({ ...pdu, forward: undefined }, contactId, sender);
+    // A recipient now: the rest is an ordinary request (without the forward it came with).
+    const { forward: _forward, ...request } = pdu;
+    await this.onRequest(request, contactId, sender);
   }
 
   async #sendGrant(

@@ -120,7 +120,7 @@ export class PrvRecipient {
         filePdu: found.encoded,
         rules: file.rules,
         s1: otk ? shareOf(otk.s1, "otk_pdu.s1") : new Uint8Array(32),
-        grant,
+        ...(grant === undefined ? {} : { grant }),
       };
     } catch (err) {
       log.warn("protected-file PDU dropped", { error: (err as Error).message });

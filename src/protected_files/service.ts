@@ -169,10 +169,15 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       authorize();
       const { inMail, separate } = await this.owner.pdusForSend(sent, chat.id, recipients);
       const extraHeaders = inMail.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]);
-      const afterSend = separate.size === 0 ? undefined : async () => {
-        for (const [contactId, pdus] of separate) await sendPdus(this.d, contactId, pdus);
+      return {
+        draft: { ...draft, extraHeaders },
+        ...(separate.size === 0 ? {} : {
+          afterSend: async () => {
+            for (const [contactId, pdus] of separate) await sendPdus(this.d, contactId, pdus);
+          },
+        }),
+        fileId: sent.id,
       };
-      return { draft: { ...draft, extraHeaders }, afterSend, fileId: sent.id };
     }
     const received = this.d.ctx.store.protectedFiles.receivedByHashPrefix(blob.blob.slice(0, 32));
     if (received === undefined) return { draft };

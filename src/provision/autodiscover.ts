@@ -32,7 +32,7 @@ export interface AutodiscoverDeps extends LoginCheckers {
   /** Time limit of one login attempt in ms. */
   readonly loginTimeoutMs?: number;
   readonly allowPlaintext: boolean;
-  readonly events?: EventSink;
+  readonly events?: EventSink | undefined;
 }
 
 /** One place that may publish server settings. */

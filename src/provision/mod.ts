@@ -191,7 +191,7 @@ export async function provision(
       device,
       firstBoot: account.registered,
       license: license.manager,
-      licenseRetryUrl: license.retryUrl,
+      ...(license.retryUrl === undefined ? {} : { licenseRetryUrl: license.retryUrl }),
       timings,
     };
   } catch (err) {

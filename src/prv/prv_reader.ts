@@ -37,7 +37,7 @@ export interface PlainRange {
 /** Options of `PrvReader.stream()`. */
 export interface StreamOptions {
   /** Errors the stream with the signal's reason when it aborts (and stops reading ahead). */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /**
    * Called once when the stream is over: with the bytes it delivered, and `complete` true when
    * it was read to its end (false: cancelled, aborted or failed).
@@ -101,7 +101,7 @@ class Reader implements PrvReader {
   readonly chunkCount: number;
   #final?: Uint8Array;
   /** Chunk 0's plaintext, decrypted at open (openPrvWithHead), for the first run that needs it. */
-  #first?: Uint8Array;
+  #first: Uint8Array | undefined;
 
   constructor(
     readonly header: PrvHeader,
@@ -365,7 +365,7 @@ async function open(
   cek: Uint8Array,
   release?: () => void,
   withFirst = false,
-): Promise<{ reader: Reader; first?: Uint8Array }> {
+): Promise<{ reader: Reader; first: Uint8Array | undefined }> {
   // With `withFirst`, chunk 0 (when it is not the final chunk) is read with the header.
   const firstEnd = HEADER_SIZE + CHUNK_SIZE + TAG_SIZE;
   const start = await source.readAt(

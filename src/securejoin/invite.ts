@@ -13,21 +13,24 @@ export class InvalidInviteError extends Error {
   }
 }
 
-/** A parsed link: an invite to a 1:1 chat or group, or a plain fingerprint check. */
+/**
+ * A parsed link: an invite to a 1:1 chat or group, or a plain fingerprint check. A parameter the
+ * link does not have is undefined.
+ */
 export interface Invite {
   readonly kind: "contact" | "group" | "broadcast" | "fingerprint";
   /** 40 upper-case hex digits. */
   readonly fingerprint: string;
   readonly addr: string;
   readonly name: string;
-  readonly inviteNumber?: string;
-  readonly auth?: string;
-  readonly groupId?: string;
-  readonly groupName?: string;
+  readonly inviteNumber: string | undefined;
+  readonly auth: string | undefined;
+  readonly groupId: string | undefined;
+  readonly groupName: string | undefined;
   /** Further relay addresses of the inviter (`r=`). */
   readonly relays: readonly string[];
   /** `v=`, when given (3 = the inviter speaks SecureJoin v3). */
-  readonly version?: number;
+  readonly version: number | undefined;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{11,32}$/;

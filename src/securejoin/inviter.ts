@@ -71,8 +71,8 @@ export class Inviter {
         name: this.deps.self.name,
         inviteNumber,
         auth,
-        group: group && { id: group.grpid, name: group.name },
-        broadcast: channel && { id: channel.grpid, name: channel.name },
+        ...(group === undefined ? {} : { group: { id: group.grpid, name: group.name } }),
+        ...(channel === undefined ? {} : { broadcast: { id: channel.grpid, name: channel.name } }),
       });
     });
   }

@@ -66,7 +66,8 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
       "not an invite: the link has a fingerprint but no auth token (s=)",
     );
   }
-  if (invite.kind !== "contact" && !isValidGroupId(invite.groupId ?? "")) {
+  const groupId = invite.groupId ?? "";
+  if (invite.kind !== "contact" && !isValidGroupId(groupId)) {
     throw new InvalidParamsError(`the ${invite.kind} invite has no valid id (x=)`);
   }
   if (invite.inviteNumber === undefined) {
@@ -81,9 +82,9 @@ export function checkInvite(link: string, self: SelfIdentity): StoredInvite {
     inviteNumber: invite.inviteNumber,
     auth: invite.auth!,
     ...(invite.kind === "group"
-      ? { groupId: invite.groupId, groupName: invite.groupName || "Group" }
+      ? { groupId, groupName: invite.groupName || "Group" }
       : invite.kind === "broadcast"
-      ? { groupId: invite.groupId, groupName: invite.groupName || "Channel", broadcast: true }
+      ? { groupId, groupName: invite.groupName || "Channel", broadcast: true }
       : {}),
   };
 }
@@ -149,12 +150,13 @@ export class Joiner {
    * channel's owner is the inviter.
    */
   #groupChat(invite: StoredInvite, inviterId: number, emit: Emit): number {
-    const known = this.deps.ctx.store.chats.byGrpid(invite.groupId!);
+    const grpid = invite.groupId!; // a group or channel invite has its id (checkInvite)
+    const known = this.deps.ctx.store.chats.byGrpid(grpid);
     if (known !== undefined) return known.id;
     const chatId = this.deps.ctx.store.chats.insert({
       type: invite.broadcast ? ChatType.BROADCAST : ChatType.GROUP,
       name: invite.groupName ?? "",
-      grpid: invite.groupId,
+      grpid,
       createdAt: nowSeconds(this.deps.ctx),
       ownerId: invite.broadcast ? inviterId : 0,
     });

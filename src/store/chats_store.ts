@@ -65,8 +65,8 @@ export interface NewChat {
 export interface ChatListFilter {
   /** true: archived chats only; false: unarchived chats only. */
   readonly archived: boolean;
-  /** Only chats that have this contact as a member. */
-  readonly contactId?: number;
+  /** Only chats that have this contact as a member; undefined: any chat. */
+  readonly contactId?: number | undefined;
 }
 
 interface ChatRow {

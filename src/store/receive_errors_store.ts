@@ -30,7 +30,7 @@ export interface NewReceiveError {
   /** The raw mail, or only its start when `size` says it is longer (then not kept). */
   readonly raw: Uint8Array;
   /** Size of the whole mail when `raw` is only its start (default `raw.byteLength`). */
-  readonly size?: number;
+  readonly size?: number | undefined;
 }
 
 interface Row {

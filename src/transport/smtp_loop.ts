@@ -90,7 +90,7 @@ export interface SmtpLoopOptions {
   /** The clock the loop's own pauses are measured on (default `performance.now`). */
   readonly monotonic?: MonotonicClock;
   /** Told when sending fails because of this device's clock (TLS), and when that is over. */
-  readonly problems?: MailProblemSink;
+  readonly problems?: MailProblemSink | undefined;
   /**
    * A second look at a certificate `node:tls` could not verify (default: a rustls handshake to
    * `endpoint`, tls_clock_probe.ts); tests pass fakes.

@@ -14,8 +14,8 @@ export interface SpawnDaemonOptions {
   /** `EDGE_PROFILE`; `null` leaves it unset. Default "Test gateway". */
   readonly profile?: string | null;
   readonly port?: number;
-  readonly env?: Record<string, string>;
-  readonly args?: readonly string[];
+  readonly env?: Record<string, string> | undefined;
+  readonly args?: readonly string[] | undefined;
   /**
    * Start it the way the product documents (docs/product-compat.md#daemon-flags, #environment):
    * `--listen 127.0.0.1:PORT --accounts DIR` instead of `--host/--port/--data-dir`, and PRIVITTY_*

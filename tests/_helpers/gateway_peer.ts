@@ -55,7 +55,11 @@ export class GatewayPeer implements AsyncDisposable {
   static async start(
     name: string,
     relay: Relay,
-    opts: { dataDir?: string; env?: Record<string, string>; args?: readonly string[] } = {},
+    opts: {
+      dataDir?: string | undefined;
+      env?: Record<string, string> | undefined;
+      args?: readonly string[] | undefined;
+    } = {},
   ): Promise<GatewayPeer> {
     const dir = await makeTempDir(`gw-${name}`);
     const daemon = spawnDaemon({

@@ -69,12 +69,12 @@ export async function buildHostileCorpus(inp: CorpusInput): Promise<HostileMail[
     await openpgp.encrypt({
       message: await openpgp.createMessage({ binary: inner }),
       encryptionKeys: [bKey],
-      signingKeys: signWith,
+      ...(signWith === undefined ? {} : { signingKeys: signWith }),
       wildcard: true,
       format: "binary",
-      config: compress
-        ? { preferredCompressionAlgorithm: openpgp.enums.compression.zlib }
-        : undefined,
+      ...(compress
+        ? { config: { preferredCompressionAlgorithm: openpgp.enums.compression.zlib } }
+        : {}),
     }) as Uint8Array;
   const envelope = (from: string, id: string, ciphertext: Uint8Array) =>
     renderEncryptedEnvelope({

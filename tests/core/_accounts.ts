@@ -48,7 +48,7 @@ export async function testAccount(
     store,
     events: sink,
     blobDir,
-    now,
+    ...(now === undefined ? {} : { now }),
     self: await loadIdentity(store),
     license,
     receiptWindowMs,

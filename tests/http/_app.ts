@@ -34,7 +34,7 @@ export function testApp(options: TestAppOptions = {}) {
   const sessions = new ViewerSessions({
     fingerprint: TEST_FINGERPRINT,
     events: bus,
-    lifetimeMs: options.tokenLifetimeMs,
+    ...(options.tokenLifetimeMs === undefined ? {} : { lifetimeMs: options.tokenLifetimeMs }),
     now: () => clock.now,
   });
   const viewer: ViewerDeps = {
@@ -49,8 +49,8 @@ export function testApp(options: TestAppOptions = {}) {
     cors: options.cors ?? false,
     ssePingMs: options.ssePingMs ?? 60_000,
     health: serviceHealth(services),
-    authRateLimit: options.authRateLimit,
-    noteGarbage: options.noteGarbage,
+    ...(options.authRateLimit === undefined ? {} : { authRateLimit: options.authRateLimit }),
+    ...(options.noteGarbage === undefined ? {} : { noteGarbage: options.noteGarbage }),
   });
   const close = () => {
     bus.close();

@@ -95,10 +95,11 @@ const CASES: readonly Case[] = [
 ];
 
 function request(c: Case, path = c.path ?? "/rpc"): Request {
+  const body = c.body?.();
   return new Request(`http://localhost${path}`, {
     method: c.method ?? "POST",
-    headers: c.headers,
-    body: c.body?.(),
+    ...(c.headers === undefined ? {} : { headers: c.headers }),
+    ...(body === undefined ? {} : { body }),
   });
 }
 

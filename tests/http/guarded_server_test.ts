@@ -43,8 +43,10 @@ function start(
     now: () => clock.now,
     sweepEveryMs: 3_600_000, // the test sweeps by hand
     acceptBackoffMs: { first: 1, max: 4 },
-    accept: opts.accept,
-    onConnectionClosed: opts.onConnectionClosed,
+    ...(opts.accept === undefined ? {} : { accept: opts.accept }),
+    ...(opts.onConnectionClosed === undefined
+      ? {}
+      : { onConnectionClosed: opts.onConnectionClosed }),
   });
   return {
     server,

@@ -206,7 +206,8 @@ Deno.test("every hashing path gives SHA-256 of the plaintext and of the written 
       const src = `${dir}/plain-${size}`;
       await Deno.writeFile(src, plain);
       using file = await Deno.open(src);
-      const enc = await encryptToPrv(file, size, prvPathFor(src), { batchChunks });
+      const options = batchChunks === undefined ? {} : { batchChunks };
+      const enc = await encryptToPrv(file, size, prvPathFor(src), options);
       const written = await Deno.readFile(enc.path);
       const what = `${size} bytes, batches of ${batchChunks ?? DEFAULT_BATCH_CHUNKS}`;
       assert.equal(enc.plaintextSha256, referenceSha256(plain), what);
@@ -217,7 +218,7 @@ Deno.test("every hashing path gives SHA-256 of the plaintext and of the written 
       const inMemory = await encryptPrv(streamOf(plain, 50_000), size, (b) => {
         kept.push(b);
         return Promise.resolve();
-      }, { batchChunks });
+      }, options);
       assert.equal(inMemory.plaintextSha256, enc.plaintextSha256, what);
       assert.equal(inMemory.prvSha256, referenceSha256(...kept), what);
       await using reader = await openPrvFile(enc.path, enc.cek);

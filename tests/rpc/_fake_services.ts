@@ -27,13 +27,13 @@ const PRIVATE_KEY = await readPrivateKey(FAKE_KEY.privateKey);
 
 /** Options of `fakeServices`. */
 export interface FakeServiceOptions {
-  readonly license?: string;
+  readonly license?: string | undefined;
   readonly level?: number;
-  readonly dataDir?: string;
+  readonly dataDir?: string | undefined;
   readonly profile?: string;
   readonly bus?: EventBus;
   /** Replaces how the core makes mails (default: its own pipeline and composer). */
-  readonly renderer?: OutgoingRenderer;
+  readonly renderer?: OutgoingRenderer | undefined;
 }
 
 /** Services plus handles the tests poke at. */
@@ -71,7 +71,7 @@ export function fakeServices(options: FakeServiceOptions = {}): FakeServices {
     self,
     license: fakeLicense,
     wakeSender: () => void wakes.count++,
-    renderer: options.renderer,
+    ...(options.renderer === undefined ? {} : { renderer: options.renderer }),
   });
   return {
     config,

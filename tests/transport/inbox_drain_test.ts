@@ -83,8 +83,8 @@ async function runLoop(
     events: { publish: () => {} },
     reception: sink,
     drainLimits: { ...DEFAULT_DRAIN_LIMITS, ...o.limits },
-    heartbeatMs: o.heartbeatMs,
-    heartbeatTimeoutMs: o.heartbeatTimeoutMs,
+    ...(o.heartbeatMs === undefined ? {} : { heartbeatMs: o.heartbeatMs }),
+    ...(o.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
     backoff: { min: 50, max: 200 },
   });
   const stop = new AbortController();

@@ -19,7 +19,7 @@ function setup(lifetimeMs?: number) {
   const sessions = new ViewerSessions({
     fingerprint: FP,
     events: { publish: (e) => void events.push(e) },
-    lifetimeMs,
+    ...(lifetimeMs === undefined ? {} : { lifetimeMs }),
     now: () => clock.now,
   });
   return { sessions, events, clock, lines, restore: () => setLogSink(prev) };

@@ -31,7 +31,7 @@ async function run(ctx: CommandContext): Promise<number> {
   try {
     await followEvents({
       http: ctx.http,
-      lastEventId: since,
+      ...(since === undefined ? {} : { lastEventId: since }),
       onEvent,
       onNotice: (text) => ctx.out.error(`edge-gateway: events: ${text}`),
       onConnected: (after) =>

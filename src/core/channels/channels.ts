@@ -188,12 +188,14 @@ export class Channels {
     return {
       kind: "chat",
       chatId: chat.id,
-      info: changed
+      ...(changed
         ? {
-          text: `Channel name changed from "${chat.name}" to "${name}".`,
-          systemType: SystemMessage.GROUP_NAME_CHANGED,
+          info: {
+            text: `Channel name changed from "${chat.name}" to "${name}".`,
+            systemType: SystemMessage.GROUP_NAME_CHANGED,
+          },
         }
-        : undefined,
+        : {}),
     };
   }
 }

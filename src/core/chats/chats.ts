@@ -135,12 +135,13 @@ export class Chats {
     if (chat === undefined) return undefined;
     const { chats, msgs } = this.ctx.store;
     const lastMessage = msgs.lastOfChat(chat.id);
+    const lastSender = lastMessage && this.#contacts.details(lastMessage.fromId);
     return {
       chat,
       name: this.nameOf(chat),
       freshCount: chats.freshCount(chat.id),
-      lastMessage,
-      lastSender: lastMessage && this.#contacts.details(lastMessage.fromId),
+      ...(lastMessage === undefined ? {} : { lastMessage }),
+      ...(lastSender === undefined ? {} : { lastSender }),
       lastUpdated: (lastMessage?.timestamp ?? chat.createdAt) * 1000,
       dmContactId: chat.type === ChatType.SINGLE ? chat.contactId : null,
     };

@@ -41,13 +41,13 @@ export interface OutgoingMessage {
    */
   readonly file?: {
     readonly source: AttachableFile;
-    readonly name?: string;
+    readonly name?: string | undefined;
     readonly mime?: string;
-  };
+  } | undefined;
   /** Default: File with a file, else Text. */
   readonly viewtype?: Viewtype;
   /** A message to quote (any chat's, not hidden): the reply shows its text above ours. */
-  readonly quotedMessageId?: number;
+  readonly quotedMessageId?: number | undefined;
   /** A group system message: the change it announces (`text` is the mail's fallback body). */
   readonly groupChange?: GroupChange;
   /** A channel system mail to one contact (`to`): a member-added, or our leave. */
@@ -134,11 +134,13 @@ export class Messages {
       file: message.file === "" ? null : blobPath(this.ctx.blobDir, message.file),
       sender: this.#contacts.details(message.fromId) ?? unknownSender(message.fromId),
       parentId: parent?.id ?? null,
-      parent: parent && {
-        message: parent,
-        sender: this.#contacts.details(parent.fromId) ?? unknownSender(parent.fromId),
-        file: parent.file === "" ? null : blobPath(this.ctx.blobDir, parent.file),
-      },
+      ...(parent === undefined ? {} : {
+        parent: {
+          message: parent,
+          sender: this.#contacts.details(parent.fromId) ?? unknownSender(parent.fromId),
+          file: parent.file === "" ? null : blobPath(this.ctx.blobDir, parent.file),
+        },
+      }),
       reactions: this.ctx.store.reactions.forMessage(message.id),
     };
   }

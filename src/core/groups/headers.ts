@@ -21,17 +21,17 @@ export interface GroupPrep {
   readonly avatar?: BlobFile | null;
 }
 
-/** The group headers of a mail, parsed. */
+/** The group headers of a mail, parsed; undefined where a header is absent (or unusable). */
 export interface GroupHeaders {
   readonly to: HeaderMailbox[];
   readonly past: HeaderMailbox[];
-  readonly timestamps?: number[];
-  readonly fprs?: string[];
-  readonly added?: string;
-  readonly removed?: string;
-  readonly removedFpr?: string;
-  readonly nameChanged?: string;
-  readonly nameTimestamp?: number;
+  readonly timestamps: number[] | undefined;
+  readonly fprs: string[] | undefined;
+  readonly added: string | undefined;
+  readonly removed: string | undefined;
+  readonly removedFpr: string | undefined;
+  readonly nameChanged: string | undefined;
+  readonly nameTimestamp: number | undefined;
 }
 
 function words(value: string | undefined): string[] | undefined {

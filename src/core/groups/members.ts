@@ -142,6 +142,7 @@ export class GroupMembers {
     }
     const gossip = change?.kind === "member-added" ||
       (recipients.length > 1 && now - chat.gossipedAt >= GOSSIP_PERIOD_SECONDS);
+    const avatar = change?.kind === "member-added" ? await this.#avatar(chat) : undefined;
     return {
       mail: {
         grpid: chat.grpid,
@@ -149,9 +150,9 @@ export class GroupMembers {
         nameTimestamp: chat.nameTimestamp,
         to: to.filter((m) => m !== undefined),
         past: past.filter((m) => m !== undefined),
-        change,
+        ...(change === undefined ? {} : { change }),
         gossip,
-        avatar: change?.kind === "member-added" ? await this.#avatar(chat) : undefined,
+        ...(avatar === undefined ? {} : { avatar }),
       },
       recipients,
     };

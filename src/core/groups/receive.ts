@@ -60,7 +60,7 @@ export class GroupReceiver {
         if (name === undefined) return discard("message of an unknown group without its name");
         if (h.removed !== undefined) return discard("member removal in a group we do not know");
         const chatId = this.#create(mail, grpid, name, senderId, h, emit);
-        return { kind: "chat", chatId, info: this.#info(mail, h, senderId, systemType, name) };
+        return inChat(chatId, this.#info(mail, h, senderId, systemType, name));
       }
       if (chat.type !== ChatType.GROUP) return discard(`chat ${chat.id} is not a group`);
       const selfIn = this.#members.isMember(chat.id, ContactId.SELF);
@@ -74,11 +74,7 @@ export class GroupReceiver {
       const changed = this.#applyMembers(chat, mail, h, senderId) |
         this.#applyName(chat, mail, h, name) | this.#applyAvatar(chat, mail, prep);
       if (changed) emit({ kind: "ChatModified", chatId: chat.id });
-      return {
-        kind: "chat",
-        chatId: chat.id,
-        info: this.#info(mail, h, senderId, systemType, chat.name),
-      };
+      return inChat(chat.id, this.#info(mail, h, senderId, systemType, chat.name));
     });
   }
 
@@ -297,4 +293,12 @@ function isGroupChange(systemType: string): boolean {
 
 function discard(reason: string): ChatTarget {
   return { kind: "discard", reason };
+}
+
+/** Chat `chatId`, with the info message the mail becomes when it is a system message. */
+function inChat(
+  chatId: number,
+  info: { text: string; systemType: string } | undefined,
+): ChatTarget {
+  return info === undefined ? { kind: "chat", chatId } : { kind: "chat", chatId, info };
 }

@@ -44,10 +44,13 @@ export function assignChat(mail: ReadMail): ChatAssignment {
   if (list !== undefined) {
     const listId = listIdOf(list);
     if (listId === "") return { kind: "discard", reason: "empty List-ID" };
-    return { kind: "channel", listId, name: name ?? (listNameOf(list) || undefined) };
+    const channelName = name ?? (listNameOf(list) || undefined);
+    return { kind: "channel", listId, ...(channelName === undefined ? {} : { name: channelName }) };
   }
   const grpid = mail.headers.get(Header.CHAT_GROUP_ID)?.trim() ?? "";
   const verified = mail.encrypted && mail.signer !== undefined;
-  if (grpid !== "" && isValidGroupId(grpid) && verified) return { kind: "group", grpid, name };
+  if (grpid !== "" && isValidGroupId(grpid) && verified) {
+    return { kind: "group", grpid, ...(name === undefined ? {} : { name }) };
+  }
   return { kind: "single" };
 }

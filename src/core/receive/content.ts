@@ -16,18 +16,20 @@ export interface MailFile {
   readonly bytes: Uint8Array;
 }
 
-/** The chat content of a mail. */
+/** The chat content of a mail; a field the mail does not have is undefined. */
 export interface ChatContent {
   readonly text: string;
   /** The quote above the text of a reply ('' for none). */
   readonly quote: string;
   /** Delta Chat's `SystemMessage` name when the mail is a system (info) message, not user text. */
-  readonly systemType?: string;
-  readonly file?: MailFile;
-  readonly viewtype?: string;
+  readonly systemType: string | undefined;
+  readonly file: MailFile | undefined;
+  readonly viewtype: string | undefined;
   /** On a pre-message: the Message-ID of the post-message with the file. */
-  readonly postMessageId?: string;
-  readonly announcedFile?: { name: string; bytes: number; viewtype?: string; mime?: string };
+  readonly postMessageId: string | undefined;
+  readonly announcedFile:
+    | { name: string; bytes: number; viewtype?: string; mime?: string }
+    | undefined;
 }
 
 /** A receipt: which of our messages, and whether read (`displayed`) or stored (`processed`). */
@@ -65,8 +67,7 @@ function metadata(value: string | undefined): ChatContent["announcedFile"] {
     const m = JSON.parse(value) as Record<string, unknown>;
     const name = typeof m.filename === "string" ? m.filename : "file.bin";
     const bytes = typeof m.size === "number" && m.size >= 0 ? Math.floor(m.size) : 0;
-    const viewtype = typeof m.viewtype === "string" ? m.viewtype : undefined;
-    return { name, bytes, viewtype };
+    return { name, bytes, ...(typeof m.viewtype === "string" ? { viewtype: m.viewtype } : {}) };
   } catch {
     return undefined;
   }

@@ -49,7 +49,7 @@ export interface InboxReceptionOptions {
    * bytes, the MIME text, the armor, the ciphertext, the plaintext, the attachment), which an idle
    * daemon would keep until V8's next full collection. The daemon's `BurstGc` adds it up.
    */
-  readonly noteGarbage?: (bytes: number) => void;
+  readonly noteGarbage?: ((bytes: number) => void) | undefined;
 }
 
 /** What retrying a quarantined mail came to. */

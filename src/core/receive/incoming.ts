@@ -25,19 +25,19 @@ export interface IncomingMessage {
   /** Unix seconds when received; default now. */
   readonly timestampRcvd?: number;
   /** Default: File with a file, else Text. */
-  readonly viewtype?: string;
+  readonly viewtype?: string | undefined;
   /** The attachment, already written with `writeBlob`. */
-  readonly file?: BlobFile;
+  readonly file?: BlobFile | undefined;
   /** On a pre-message: the file announced by `Chat-Post-Message-Metadata`, still to come. */
   readonly announcedFile?: {
     readonly name: string;
     readonly bytes: number;
     readonly viewtype?: string;
     readonly mime?: string;
-  };
+  } | undefined;
   /** On a pre-message: `Chat-Post-Message-ID` (no angle brackets). */
-  readonly postMessageId?: string;
-  readonly fromFingerprint?: string;
+  readonly postMessageId?: string | undefined;
+  readonly fromFingerprint?: string | undefined;
   /** The sender asked for a read receipt (Chat-Disposition-Notification-To = From). */
   readonly mdnRequested?: boolean;
   readonly inReplyTo?: string;
@@ -47,7 +47,7 @@ export interface IncomingMessage {
   readonly hidden?: boolean;
   readonly isInfo?: boolean;
   /** Delta Chat's name of the system message (with `isInfo`). */
-  readonly systemType?: string;
+  readonly systemType?: string | undefined;
   /** Default 1 (fresh); e.g. 26 for our own message synced from another device. */
   readonly state?: number;
 }

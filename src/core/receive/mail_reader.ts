@@ -219,13 +219,14 @@ function readOuter(raw: Uint8Array, deps: MailReaderDeps): ReadMail | Encrypted 
     throw fail((err as Error).message, err);
   }
   if (armored === undefined) {
+    const autocrypt = pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr);
     return {
       messageId,
       from: outerFrom,
       headers: outer.headers,
       content: outer,
       encrypted: false,
-      autocrypt: pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr),
+      ...(autocrypt === undefined ? {} : { autocrypt }),
       gossip: [],
       sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
     };
@@ -273,17 +274,18 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
   const check = await decrypted.verify(parsed.map((p) => p.key));
   const signer = check.valid ? check.signerFingerprint : undefined;
   const signerKey = parsed.find((p) => fingerprintOf(p.key) === signer)?.bytes;
-  const signed = signerKey !== undefined;
+  // A signer key is only found for a fingerprint: `signer !== undefined` adds no condition.
+  const signed = signer !== undefined && signerKey !== undefined;
   return {
-    ...(signed ? {} : { unverified: unverifiedReason(check, candidates.length > 0) }),
+    ...(signed
+      ? { signer, signerKey }
+      : { unverified: unverifiedReason(check, candidates.length > 0) }),
     messageId: stripAngles(inner.headers.get(Header.MESSAGE_ID)) || messageId,
     from,
     headers: inner.headers,
     content: inner,
     encrypted: true,
-    signer: signed ? signer : undefined,
-    signerKey,
-    autocrypt,
+    ...(autocrypt === undefined ? {} : { autocrypt }),
     gossip: signed
       ? inner.headers.getAll(Header.AUTOCRYPT_GOSSIP).map(parseAutocrypt).filter((g) =>
         g !== undefined
@@ -336,6 +338,6 @@ export function senderKey(mail: ReadMail): PeerKey {
     name: mail.from.name,
     fingerprint: mail.signer,
     publicKey: mail.signerKey,
-    seenAt: mail.sentAt || undefined,
+    ...(mail.sentAt ? { seenAt: mail.sentAt } : {}),
   };
 }

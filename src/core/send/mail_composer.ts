@@ -83,7 +83,8 @@ export class MailComposer {
   }
 
   #from(): Mailbox {
-    return { addr: this.self.addr, name: this.self.name || undefined };
+    const { addr, name } = this.self;
+    return name === "" ? { addr } : { addr, name };
   }
 
   /**
@@ -116,7 +117,7 @@ export class MailComposer {
       rfc724Mid: messageId,
       envelopeFrom: this.self.addr,
       recipients: to.map((r) => r.addr),
-      subject,
+      ...(subject === undefined ? {} : { subject }),
     };
   }
 
@@ -160,6 +161,13 @@ export class MailComposer {
       bytes: await Deno.readFile(draft.file.path),
     };
     const to = recipients.map(recipientOf);
+    // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
+    const gossip = group?.gossip
+      ? to.filter((r) => group.to.some((m) => m.addr === r.addr))
+        .map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+      : channel?.change?.kind === "member-added"
+      ? to.map((r) => ({ addr: r.addr, keydata: r.publicKey }))
+      : undefined;
     const inner = renderChatMessage({
       from: this.#from(),
       to: group === undefined ? to : group.to.map((m) => ({ addr: m.addr, name: m.name })),
@@ -168,16 +176,10 @@ export class MailComposer {
       date: new Date(draft.timestamp * 1000),
       subject,
       autocryptKey: this.self.publicKey,
-      // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
-      gossip: group?.gossip
-        ? to.filter((r) => group.to.some((m) => m.addr === r.addr))
-          .map((r) => ({ addr: r.addr, keydata: r.publicKey }))
-        : channel?.change?.kind === "member-added"
-        ? to.map((r) => ({ addr: r.addr, keydata: r.publicKey }))
-        : undefined,
+      ...(gossip === undefined ? {} : { gossip }),
       extra,
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
-      file,
+      ...(file === undefined ? {} : { file }),
     });
     return await this.seal(inner, to, messageId, subject, post ? channel.secret : undefined);
   }

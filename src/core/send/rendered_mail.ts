@@ -17,8 +17,8 @@ export interface OutgoingDraft {
   readonly viewtype: Viewtype;
   /** Unix seconds (the Date header). */
   readonly timestamp: number;
-  /** The attachment, already in the blob directory; read it from `file.path`. */
-  readonly file?: BlobFile;
+  /** The attachment, already in the blob directory; read it from `file.path` (undefined: none). */
+  readonly file?: BlobFile | undefined;
   /**
    * Message-ID for In-Reply-To/References: the quoted message's, else the chat's newest ('' when
    * none).

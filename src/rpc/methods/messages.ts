@@ -63,14 +63,14 @@ const MESSAGE_DATA = {
 /** `send_msg`'s third parameter as validation lets it through (its declared fields typed). */
 export type MessageDataParam = ParamValue<typeof MESSAGE_DATA>;
 
-/** `send_msg`'s third parameter, checked. */
+/** `send_msg`'s third parameter, checked; a field sent as null or not at all is undefined. */
 export interface MessageData {
   readonly text: string;
-  readonly file?: string;
-  readonly filename?: string;
+  readonly file: string | undefined;
+  readonly filename: string | undefined;
   readonly viewtype: Viewtype;
   /** A message to quote (Delta Chat's `quotedMessageId`). */
-  readonly quotedMessageId?: number;
+  readonly quotedMessageId: number | undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ function mail(headers: [string, string][], o: { encrypted?: boolean; signed?: bo
     headers: h,
     content: parseMime(new TextEncoder().encode("\r\n")),
     encrypted: o.encrypted ?? true,
-    signer: (o.signed ?? true) ? "A".repeat(40) : undefined,
+    ...((o.signed ?? true) ? { signer: "A".repeat(40) } : {}),
     gossip: [],
     sentAt: 0,
   } satisfies ReadMail;
