@@ -54,7 +54,7 @@ run_static_checks() {
   local out failed=0 results=() name
   out="$(mktemp /tmp/edge-static.XXXXXX.log)"
   # deno check covers what `deno task check` covers: every TypeScript file (bench/ included).
-  local -a checks=("fmt --check" "lint" "check main.ts src/ license_server/ tests/ bench/")
+  local -a checks=("fmt --check" "lint" "check main.ts src/ license_server/ tests/ bench/ scripts/")
   for name in "${checks[@]}"; do
     # shellcheck disable=SC2086 # the check's words are meant to split
     if NO_COLOR=1 "$DENO" $name >"$out" 2>&1; then
