@@ -35,6 +35,53 @@ export class LicenseRequiredError extends GatewayError {
   }
 }
 
+/**
+ * The disk (the data directory's file system) is full: SQLite's SQLITE_FULL or a file write's
+ * ENOSPC. Not the fault of the mail or the call that met it: the same work succeeds once space
+ * returns. JSON-RPC -1 with a message that says so.
+ */
+export class DiskFullError extends GatewayError {
+  constructor(detail: string, options?: ErrorOptions) {
+    super(
+      `the disk is full (${detail}): nothing was changed; free space in the data directory ` +
+        `and try again`,
+      RpcCode.APPLICATION,
+      options,
+    );
+  }
+}
+
+/** SQLite's primary result code SQLITE_FULL ("database or disk is full"). */
+const SQLITE_FULL = 13;
+
+/** Whether one error (not its causes) says the disk is full. */
+function saysDiskFull(err: unknown): boolean {
+  if (err instanceof DiskFullError) return true;
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & { errcode?: unknown; code?: unknown };
+  // node:sqlite sets `errcode` (extended code: the primary one is its low byte).
+  if (typeof e.errcode === "number" && (e.errcode & 0xff) === SQLITE_FULL) return true;
+  if (e.code === "ENOSPC") return true;
+  return /database or disk is full|no space left on device|os error 28|ENOSPC/i.test(e.message);
+}
+
+/**
+ * The disk-full error in `err` or its cause chain, as a {@link DiskFullError} (the original
+ * kept as its cause), or undefined when `err` is about something else.
+ */
+export function diskFullError(err: unknown): DiskFullError | undefined {
+  let cur = err;
+  for (let depth = 0; cur instanceof Error && depth < 5; depth++) {
+    if (cur instanceof DiskFullError) return cur;
+    if (saysDiskFull(cur)) {
+      const detail = cur.message.replace(/\s+/g, " ").trim();
+      return new DiskFullError(detail, { cause: cur });
+    }
+    cur = cur.cause;
+  }
+  return undefined;
+}
+
 /** Invalid configuration at start-up; the message names the input and the accepted form. */
 export class ConfigError extends GatewayError {}
 

@@ -31,7 +31,15 @@ function write(level: LogLevel, scope: string, msg: string, fields?: Record<stri
   const extra = fields
     ? " " + Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")
     : "";
-  sink(`${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} [${scope}] ${msg}${extra}`);
+  const line = `${new Date().toISOString()} ${
+    level.toUpperCase().padEnd(5)
+  } [${scope}] ${msg}${extra}`;
+  try {
+    sink(line);
+  } catch {
+    // A log line that cannot be written (stderr on a full disk, a closed pipe) is dropped: the
+    // daemon never stops for its log.
+  }
 }
 
 /** A logger bound to one scope (a module or subsystem name). */

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { Connectivity, GATEWAY_VERSION, SERVICE_NAME } from "../constants.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Services } from "../services.ts";
-import { ConfigKey } from "../store/mod.ts";
+import { ConfigKey, type DiskWord } from "../store/mod.ts";
 import type { MailError } from "../transport/mail_problem.ts";
 
 /**
@@ -34,6 +34,11 @@ export interface HealthReport {
   readonly mail_error?: MailError;
   /** The sentence for `mail_error` (what was seen, at which device time, what to check). */
   readonly mail_detail?: string;
+  /**
+   * The data directory's disk: `full` from a write that found it full (messaging pauses: mail
+   * stays on the relay, calls that need space answer -1) until a write succeeds again.
+   */
+  readonly disk: DiskWord;
   /** Seconds since the daemon started serving. */
   readonly uptime_s: number;
   /** The account address, once provisioned. */
@@ -69,6 +74,7 @@ export function serviceHealth(services: Services): () => HealthReport {
       connectivity,
       mail: mailState(connectivity),
       ...(problem === undefined ? {} : { mail_error: problem.error, mail_detail: problem.detail }),
+      disk: services.store.disk.word,
       uptime_s: Math.max(0, Math.floor((Date.now() - services.startedAt) / 1000)),
       ...(addr === undefined ? {} : { addr }),
     };

@@ -4,7 +4,7 @@
  * when the holding process dies, however it dies — a stale lock file never blocks a restart.
  */
 import { DataDirLayout } from "../constants.ts";
-import { StartupError } from "../errors.ts";
+import { diskFullError, StartupError } from "../errors.ts";
 import { errText } from "./data_dir.ts";
 
 /** An exclusive lock on `<dataDir>/gateway.lock`, held for the daemon's lifetime. */
@@ -48,6 +48,9 @@ export class DataDirLock {
       file.truncateSync(0);
       file.writeSync(new TextEncoder().encode(`${Deno.pid}\n`));
     } catch (cause) {
+      // The pid is for the operator only; the OS lock is taken. A full disk pauses messaging, it
+      // does not stop the start (the database says so at once).
+      if (diskFullError(cause) !== undefined) return new DataDirLock(file, path);
       file.close();
       throw new StartupError(`Cannot write lock file ${path}: ${errText(cause)}`, undefined, {
         cause,

@@ -3,7 +3,7 @@
  * gate, handler, and the one place errors become JSON-RPC error objects and HTTP statuses.
  */
 import { RpcCode } from "../constants.ts";
-import { describeError, GatewayError } from "../errors.ts";
+import { describeError, diskFullError, GatewayError } from "../errors.ts";
 import { requireLicense } from "../license/gate.ts";
 import { logger } from "../log.ts";
 import type { Services } from "../services.ts";
@@ -264,15 +264,18 @@ function call(
     if (!isThenable(result)) return success(id, result);
     return Promise.resolve(result).then(
       (value) => success(id, value),
-      (err) => failure(err, entry, id),
+      (err) => failure(err, entry, id, services),
     );
   } catch (err) {
-    return failure(err, entry, id);
+    return failure(err, entry, id, services);
   }
 }
 
-function failure(err: unknown, entry: MethodEntry, id: RpcId): RpcResponse {
-  const { code, message } = toRpcError(err, entry.name);
+function failure(err: unknown, entry: MethodEntry, id: RpcId, services: Services): RpcResponse {
+  const full = diskFullError(err);
+  // A file write's ENOSPC is news for `/health` too (the database notes SQLite's own).
+  if (full !== undefined) services.store.disk?.noteFull(full.message);
+  const { code, message } = toRpcError(full ?? err, entry.name);
   return errorResponse(id, code, message);
 }
 
@@ -290,7 +293,8 @@ function permissionError(err: unknown): Error | undefined {
 
 /**
  * Maps a thrown value to a JSON-RPC error: GatewayError → its code and message; a Deno
- * permission error → -1 saying the path is outside what the daemon may access; anything else
+ * permission error → -1 saying the path is outside what the daemon may access; a full disk
+ * (SQLITE_FULL, ENOSPC: in the error or its causes) → -1 saying so; anything else
  * → -32603 "internal error" (logged here; no stack or detail reaches the client).
  */
 export function toRpcError(err: unknown, method: string): RpcErrorObject {
@@ -303,6 +307,8 @@ export function toRpcError(err: unknown, method: string): RpcErrorObject {
       : `${method}: permission denied by the operating system: ${detail}`;
     return { code: RpcCode.APPLICATION, message };
   }
+  const full = diskFullError(err);
+  if (full !== undefined) return { code: full.code, message: `${method}: ${full.message}` };
   if (err instanceof GatewayError) return { code: err.code, message: err.message };
   log.error(`${method} failed unexpectedly`, { error: describeError(err) });
   if (err instanceof Error && err.stack) log.debug(err.stack);

@@ -3,6 +3,8 @@
  * migrations. This directory is the only place that imports `node:sqlite`.
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
+import { diskFullError } from "../errors.ts";
+import { DiskState } from "./disk_state.ts";
 import { MIGRATIONS } from "./migrations.ts";
 
 export type SqlValue = SQLInputValue;
@@ -10,14 +12,33 @@ export type Row = Record<string, unknown>;
 
 /** A small typed facade over `DatabaseSync` with cached statements and transactions. */
 export class Db {
-  readonly #db: DatabaseSync;
+  #db!: DatabaseSync;
   readonly #cache = new Map<string, StatementSync>();
   #depth = 0;
   #closed = false;
+  /** Whether the open transaction wrote (its commit then shows there is space). */
+  #wrote = false;
+  /** Whether the disk was last seen full (every SQLITE_FULL sets it; a committed write clears it). */
+  readonly disk: DiskState;
 
-  /** Opens (and migrates) `path`; `readOnly` opens an existing database as it is, for reading. */
-  constructor(path: string, options: { readonly readOnly?: boolean } = {}) {
-    if (options.readOnly) {
+  /**
+   * Opens (and migrates) `path`; `readOnly` opens an existing database as it is, for reading;
+   * `disk` is told when a write finds the disk full and when writes succeed again.
+   */
+  constructor(
+    path: string,
+    options: { readonly readOnly?: boolean; readonly disk?: DiskState } = {},
+  ) {
+    this.disk = options.disk ?? new DiskState();
+    try {
+      this.#open(path, options.readOnly === true);
+    } catch (err) {
+      throw this.#fail(err);
+    }
+  }
+
+  #open(path: string, readOnly: boolean): void {
+    if (readOnly) {
       this.#db = new DatabaseSync(path, { readOnly: true });
       this.#db.exec("PRAGMA busy_timeout = 5000");
       return;
@@ -33,6 +54,17 @@ export class Db {
     migrate(this);
   }
 
+  /**
+   * A failure as thrown to callers: a full disk becomes a DiskFullError (and is noted in
+   * `disk`), anything else stays as it is.
+   */
+  #fail(err: unknown): unknown {
+    const full = diskFullError(err);
+    if (full === undefined) return err;
+    this.disk.noteFull(describeCause(full));
+    return full;
+  }
+
   #stmt(sql: string): StatementSync {
     let s = this.#cache.get(sql);
     if (!s) {
@@ -44,37 +76,66 @@ export class Db {
 
   /** Runs a statement; returns the number of changed rows and the last inserted id. */
   run(sql: string, ...params: SqlValue[]): { changes: number; lastId: number } {
-    const r = this.#stmt(sql).run(...params);
-    return { changes: Number(r.changes), lastId: Number(r.lastInsertRowid) };
+    let r;
+    try {
+      r = this.#stmt(sql).run(...params);
+    } catch (err) {
+      throw this.#fail(err);
+    }
+    const changes = Number(r.changes);
+    if (changes > 0) {
+      if (this.#depth > 0) this.#wrote = true;
+      else this.disk.noteSpace();
+    }
+    return { changes, lastId: Number(r.lastInsertRowid) };
   }
 
   /** Returns the first row, or undefined. */
   get<T = Row>(sql: string, ...params: SqlValue[]): T | undefined {
-    return this.#stmt(sql).get(...params) as T | undefined;
+    try {
+      return this.#stmt(sql).get(...params) as T | undefined;
+    } catch (err) {
+      throw this.#fail(err);
+    }
   }
 
   /** Returns all rows. */
   all<T = Row>(sql: string, ...params: SqlValue[]): T[] {
-    return this.#stmt(sql).all(...params) as T[];
+    try {
+      return this.#stmt(sql).all(...params) as T[];
+    } catch (err) {
+      throw this.#fail(err);
+    }
   }
 
   /** Executes one or more statements without parameters. */
   exec(sql: string): void {
-    this.#db.exec(sql);
+    try {
+      this.#db.exec(sql);
+    } catch (err) {
+      throw this.#fail(err);
+    }
   }
 
-  /** Runs `fn` in one transaction (nested calls join the outer one); rolls back on throw. */
+  /**
+   * Runs `fn` in one transaction (nested calls join the outer one); rolls back on throw. The
+   * caller gets the error that failed the transaction: SQLite rolls back by itself on some
+   * errors (a full disk among them), and "cannot rollback - no transaction is active" must not
+   * hide why.
+   */
   tx<T>(fn: () => T): T {
     if (this.#depth > 0) return fn();
-    this.#db.exec("BEGIN IMMEDIATE");
+    this.exec("BEGIN IMMEDIATE");
     this.#depth++;
+    this.#wrote = false;
     try {
       const out = fn();
       this.#db.exec("COMMIT");
+      if (this.#wrote) this.disk.noteSpace();
       return out;
     } catch (err) {
-      this.#db.exec("ROLLBACK");
-      throw err;
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw this.#fail(err);
     } finally {
       this.#depth--;
     }
@@ -87,6 +148,11 @@ export class Db {
     this.#cache.clear();
     this.#db.close();
   }
+}
+
+/** The message of the error that said the disk is full (the DiskFullError's cause). */
+function describeCause(err: Error): string {
+  return err.cause instanceof Error ? err.cause.message : err.message;
 }
 
 /** Applies every migration newer than `PRAGMA user_version`, each in its own transaction. */

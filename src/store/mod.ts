@@ -1,4 +1,5 @@
 /** The store: one database per account, opened once by the daemon and passed to services. */
+import { DiskState } from "./disk_state.ts";
 import { Db } from "./db.ts";
 import { ConfigStore } from "./config_store.ts";
 import { KeysStore } from "./keys_store.ts";
@@ -19,6 +20,7 @@ import { QuarantineStore } from "./quarantine_store.ts";
 export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
+export { DiskState, type DiskWord } from "./disk_state.ts";
 export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.ts";
 export type { ChatListFilter, ChatRecord, MembershipRecord, NewChat } from "./chats_store.ts";
 export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";
@@ -55,8 +57,11 @@ export class Store {
   readonly securejoin: SecureJoinStore;
   readonly events: EventsStore;
   readonly protectedFiles: ProtectedFilesStore;
+  /** Whether the disk was last seen full (memory only; `/health`). */
+  readonly disk: DiskState;
 
   constructor(readonly db: Db) {
+    this.disk = db.disk;
     this.config = new ConfigStore(db);
     this.keys = new KeysStore(db);
     this.contacts = new ContactsStore(db);

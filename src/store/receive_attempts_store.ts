@@ -33,6 +33,15 @@ export class ReceiveAttemptsStore {
     });
   }
 
+  /** Takes `n` counted attempts at `key` back (they failed for no fault of the mail's). */
+  forgive(key: string, n = 1): void {
+    this.db.run(
+      "UPDATE receive_attempts SET attempts = MAX(attempts - ?, 0) WHERE mail_key = ?",
+      n,
+      key,
+    );
+  }
+
   /** Attempts counted for `key` (0 when none). */
   attempts(key: string): number {
     return this.db.get<{ n: number }>(

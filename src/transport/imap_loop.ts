@@ -144,9 +144,9 @@ export class ImapLoop {
     const bounds = this.#opts.backoff ?? { min: 500, max: 30_000 };
     let failures = 0;
     while (!signal.aborted) {
-      const connected = await this.#session(signal);
+      const worked = await this.#session(signal);
       if (signal.aborted) break;
-      failures = connected ? 0 : failures + 1;
+      failures = worked ? 0 : failures + 1;
       this.#opts.connectivity.set(Connectivity.NOT_CONNECTED);
       const delay = backoffDelay(failures, bounds);
       log.info("reconnecting", { in_ms: delay, attempt: failures + 1 });
@@ -155,7 +155,11 @@ export class ImapLoop {
     this.#opts.connectivity.set(Connectivity.NOT_CONNECTED);
   }
 
-  /** One connection's life; resolves true if it got connected before it ended. */
+  /**
+   * One connection's life; resolves true if it got connected and then ended without an error of
+   * its own (the link dropped): a session whose work failed backs off like a failed connect, so
+   * a failure that repeats on every connection cannot rebuild it in a storm.
+   */
   async #session(signal: AbortSignal): Promise<boolean> {
     const { params, password, connectivity } = this.#opts;
     const server = describeEndpoint(params.imap);
@@ -192,6 +196,7 @@ export class ImapLoop {
       this.#notify(box.exists);
       await this.#serve(client, signal, inbox, closedP, () => closed);
       if (!signal.aborted) log.warn("IMAP connection lost", { server });
+      return true;
     } catch (err) {
       if (!signal.aborted) {
         log.warn("IMAP session failed", { server, error: imapReason(err) });
@@ -201,7 +206,7 @@ export class ImapLoop {
       client.close();
       this.#client = undefined;
     }
-    return wasConnected;
+    return false;
   }
 
   /** A failed connection's reason, when it is the clock's (TLS); any other reason clears it. */

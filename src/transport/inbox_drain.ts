@@ -2,8 +2,11 @@
  * Drains INBOX one message at a time: lists UIDs and sizes, then per message counts an attempt,
  * fetches that one body, hands it to reception and deletes it only once reception resolved (it
  * committed first). Memory holds one mail at a time; a mail that keeps failing is quarantined
- * whole (kept by the sink) before it leaves the server, never deleted unread.
+ * whole (kept by the sink) before it leaves the server, never deleted unread. A full disk is not
+ * the mail's fault: the attempt does not count, the mail stays on the server and the whole drain
+ * pauses with a growing back-off (no reconnect) until a write succeeds again.
  */
+import { diskFullError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { type MonotonicClock, monotonicNow } from "./clock.ts";
 import type { createImapClient } from "./imap_client.ts";
@@ -33,6 +36,11 @@ export interface MailSink {
   deliver(raw: Uint8Array, msg: InboxMessage): Promise<void>;
   /** Notes why an attempt failed (for the record made when the drain gives up). */
   failed(msg: InboxMessage, reason: string): void;
+  /**
+   * The attempt `begin` counted failed for a reason that is not the mail's (the disk is full):
+   * it does not count. Never throws (what cannot be written now is taken off at the next begin).
+   */
+  forgive(msg: InboxMessage): void;
   /**
    * Records a mail the drain does not fetch whole: too large, or the process stopped even while
    * fetching it for the quarantine. `head` is the start of the mail (all of it when
@@ -72,6 +80,13 @@ export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
 /** Bytes of a given-up mail fetched for its record (Message-ID, and the raw mail when small). */
 export const GIVE_UP_HEAD_BYTES = 256 * 1024;
 
+/**
+ * Back-off of the whole drain while the disk is full: the first retry after this, each next one
+ * twice as late, at most {@link DISK_FULL_RETRY_MAX_MS}; the first success resets it.
+ */
+export const DISK_FULL_RETRY_MIN_MS = 2_000;
+export const DISK_FULL_RETRY_MAX_MS = 60_000;
+
 /** Keeps the connection alive while one mail is being processed (see {@link InboxDrain}). */
 export type KeepAlive = <T>(work: Promise<T>) => Promise<T>;
 
@@ -91,6 +106,9 @@ function bytesOf(source: Uint8Array | undefined): Uint8Array {
  */
 export class InboxDrain {
   readonly #retryAt = new Map<number, number>();
+  /** While the disk is full: when the drain may try again, and how many times it found it full. */
+  #diskRetryAt: number | undefined;
+  #diskFailures = 0;
 
   constructor(
     private readonly sink: MailSink,
@@ -101,9 +119,30 @@ export class InboxDrain {
 
   /** Milliseconds until a failed mail may be retried (Infinity when none waits). */
   nextRetryIn(): number {
+    if (this.#diskRetryAt !== undefined) return Math.max(0, this.#diskRetryAt - this.now());
     let next = Infinity;
     for (const at of this.#retryAt.values()) next = Math.min(next, at - this.now());
     return Math.max(0, next);
+  }
+
+  /** True while the drain waits for disk space (a full disk paused it). */
+  get pausedForDisk(): boolean {
+    return this.#diskRetryAt !== undefined && this.#diskRetryAt > this.now();
+  }
+
+  /** The disk was full: pause every mail, twice as long as the last time. */
+  #pauseForDisk(err: Error, msg: InboxMessage): void {
+    const wait = Math.min(
+      DISK_FULL_RETRY_MAX_MS,
+      DISK_FULL_RETRY_MIN_MS * 2 ** Math.min(this.#diskFailures, 20),
+    );
+    this.#diskFailures++;
+    this.#diskRetryAt = this.now() + wait;
+    log.warn("the disk is full: the message stays on the server; reception pauses", {
+      uid: msg.uid,
+      retry_in_ms: wait,
+      error: err.message,
+    });
   }
 
   /** Runs passes until one handles nothing; returns how many mails were delivered or given up. */
@@ -132,21 +171,46 @@ export class InboxDrain {
     }
     let handled = 0;
     for (const msg of listed) {
-      if (stopped()) break;
+      if (stopped() || this.pausedForDisk) break;
       const due = this.#retryAt.get(msg.uid);
       if (due !== undefined && due > this.now()) continue;
-      if (await this.#one(client, msg, keepAlive)) handled++;
+      try {
+        if (await this.#one(client, msg, keepAlive)) handled++;
+      } catch (err) {
+        const full = diskFullError(err);
+        if (full === undefined) throw err;
+        this.#pauseForDisk(full, msg);
+        break;
+      }
+      this.#diskRetryAt = undefined;
+      this.#diskFailures = 0;
     }
     return handled;
   }
 
   /** Handles one message; true when it was delivered or given up (and deleted). */
   async #one(client: Client, msg: InboxMessage, keepAlive: KeepAlive): Promise<boolean> {
-    const { maxMailBytes, maxAttempts } = this.limits;
+    const { maxMailBytes } = this.limits;
     if (msg.size > maxMailBytes) {
       return await this.#giveUp(client, msg, `larger than ${maxMailBytes} bytes`);
     }
-    const before = this.sink.begin(msg);
+    const before = this.sink.begin(msg); // a full disk throws here: nothing counted
+    try {
+      return await this.#attempt(client, msg, before, keepAlive);
+    } catch (err) {
+      if (diskFullError(err) !== undefined) this.sink.forgive(msg);
+      throw err;
+    }
+  }
+
+  /** The counted attempt `before + 1` at one message. */
+  async #attempt(
+    client: Client,
+    msg: InboxMessage,
+    before: number,
+    keepAlive: KeepAlive,
+  ): Promise<boolean> {
+    const { maxAttempts } = this.limits;
     if (before > maxAttempts) {
       // Even fetching it to quarantine it stopped the process: keep its head only.
       return await this.#giveUp(client, msg, `not processed after ${before} attempts`);
@@ -163,6 +227,7 @@ export class InboxDrain {
     try {
       await keepAlive(this.sink.deliver(raw, msg));
     } catch (err) {
+      if (diskFullError(err) !== undefined) throw err; // not the mail's fault: not counted
       const reason = reasonOf(err);
       this.sink.failed(msg, reason);
       const attempts = before + 1;

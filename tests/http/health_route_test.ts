@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { GATEWAY_VERSION } from "../../src/constants.ts";
 import { ConnectivityMonitor } from "../../src/core/connectivity.ts";
 import { mailState, serviceHealth } from "../../src/http/health_route.ts";
+import { setLogSink } from "../../src/log.ts";
 import { ConfigKey } from "../../src/store/mod.ts";
 import { fakeServices } from "../rpc/_fake_services.ts";
 import { testApp } from "./_app.ts";
@@ -18,6 +19,7 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
     const body = await res.json();
     assert.deepEqual(Object.keys(body).sort(), [
       "connectivity",
+      "disk",
       "mail",
       "service",
       "sse_clients",
@@ -29,6 +31,7 @@ Deno.test("GET /health answers 200 with status, connectivity, version, uptime", 
     assert.equal(body.service, "privitty-edged");
     assert.equal(body.connectivity, 4000);
     assert.equal(body.mail, "connected");
+    assert.equal(body.disk, "ok");
     assert.equal(body.version, GATEWAY_VERSION);
     assert.ok(body.uptime_s >= 4 && Number.isInteger(body.uptime_s));
     assert.equal(body.sse_clients, 0);
@@ -129,4 +132,21 @@ Deno.test("mailState() maps every contract §3.2 connectivity band", () => {
       "connected",
     ],
   );
+});
+
+Deno.test("serviceHealth() says disk: full from a write that found it full until one succeeds", () => {
+  const s = fakeServices({ level: 4000 });
+  const prev = setLogSink(() => {});
+  try {
+    const health = serviceHealth(s);
+    assert.equal(health().disk, "ok");
+    s.store.disk.noteFull("database or disk is full");
+    assert.equal(health().disk, "full");
+    assert.equal(health().status, "ok"); // alive: a probe must not restart it for this
+    s.store.config.set(ConfigKey.DISPLAY_NAME, "after"); // a write that commits: space is back
+    assert.equal(health().disk, "ok");
+  } finally {
+    setLogSink(prev);
+    s.store.close();
+  }
 });

@@ -375,3 +375,21 @@ Deno.test("dispatch() stops running a batch once its answer reaches the size lim
     );
   }
 });
+
+Deno.test("toRpcError() answers -1 saying the disk is full (SQLITE_FULL, ENOSPC, in a cause)", () => {
+  const restore = quietLogs();
+  try {
+    const sqlite = toRpcError(new Error("database or disk is full"), "send_msg");
+    assert.equal(sqlite.code, -1);
+    assert.match(sqlite.message, /^send_msg: the disk is full \(database or disk is full\)/);
+    const enospc = Object.assign(new Error("No space left on device (os error 28)"), {
+      code: "ENOSPC",
+    });
+    const wrapped = toRpcError(new Error("copying the file", { cause: enospc }), "send_msg");
+    assert.equal(wrapped.code, -1);
+    assert.match(wrapped.message, /the disk is full/);
+    assert.doesNotMatch(wrapped.message, /internal error/);
+  } finally {
+    restore();
+  }
+});

@@ -56,6 +56,11 @@ export class MemorySink implements MailSink {
 
   failed(): void {}
 
+  forgive(m: InboxMessage): void {
+    const key = MemorySink.key(m);
+    this.attempts.set(key, Math.max(0, (this.attempts.get(key) ?? 0) - 1));
+  }
+
   giveUp(m: InboxMessage, reason: string, head: Uint8Array): Promise<void> {
     this.givenUp.push({ subject: subjectOf(head), reason, size: m.size, headBytes: head.length });
     this.#wake();

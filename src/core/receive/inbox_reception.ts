@@ -5,7 +5,7 @@
  * with the drain's deliveries), one INFO line per received mail (ids and sizes, never content),
  * and the size of each mail it processed told to the daemon's collector of burst garbage.
  */
-import { GatewayError } from "../../errors.ts";
+import { diskFullError, GatewayError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import { type CoreContext, nowSeconds } from "../context.ts";
 import { sniffMessageId } from "./mail_reader.ts";
@@ -66,6 +66,8 @@ function reasonOf(err: unknown): string {
 /** The drain's sink over one account's pipeline and store. */
 export class InboxReception {
   readonly #noteGarbage: (bytes: number) => void;
+  /** Attempts to take back (by mail key) that a full disk kept from being written. */
+  readonly #owed = new Map<string, number>();
   /** The pipeline runs one mail at a time (the drain's and the operator's retries alike). */
   #tail: Promise<unknown> = Promise.resolve();
 
@@ -78,7 +80,27 @@ export class InboxReception {
   }
 
   begin(m: InboxMail): number {
-    return this.ctx.store.receiveAttempts.begin(keyOf(m), nowSeconds(this.ctx));
+    const key = keyOf(m);
+    const before = this.ctx.store.receiveAttempts.begin(key, nowSeconds(this.ctx));
+    const owed = this.#owed.get(key) ?? 0;
+    if (owed === 0) return before;
+    // Attempts a full disk failed, which could not be taken back then: there is space now.
+    this.#owed.delete(key);
+    this.#forgive(key, owed);
+    return Math.max(0, before - owed);
+  }
+
+  /** The attempt just begun failed because the disk is full: it does not count. */
+  forgive(m: InboxMail): void {
+    this.#forgive(keyOf(m), 1);
+  }
+
+  #forgive(key: string, n: number): void {
+    try {
+      this.ctx.store.receiveAttempts.forgive(key, n);
+    } catch {
+      this.#owed.set(key, (this.#owed.get(key) ?? 0) + n); // the disk is still full
+    }
   }
 
   failed(m: InboxMail, reason: string): void {
@@ -88,7 +110,16 @@ export class InboxReception {
   /** Runs the pipeline (it commits or records the mail), then forgets the attempts. */
   async deliver(raw: Uint8Array, m: InboxMail): Promise<void> {
     const t0 = performance.now();
-    const outcome = await this.#receive(raw);
+    let outcome: ReceiveOutcome;
+    try {
+      outcome = await this.#receive(raw);
+    } catch (err) {
+      // A blob write's ENOSPC is news for `/health` too (the database notes SQLite's own).
+      const full = diskFullError(err);
+      if (full === undefined) throw err;
+      this.ctx.store.disk.noteFull(full.message);
+      throw full;
+    }
     this.ctx.store.receiveAttempts.clear(keyOf(m));
     // Fetched mail in → committed and published to the event bus (SSE writes on the next tick).
     log.info("mail processed", {
