@@ -69,6 +69,10 @@ export const RpcCode = {
   LICENSE_REQUIRED: -32001,
   /** A server limit was reached (the batch answer size); the member was not run. */
   LIMIT_REACHED: -32000,
+  /** No valid API token while tokens are on: the body of the HTTP 401 (docs/access.md). */
+  UNAUTHORIZED: -32002,
+  /** The API token lacks the method's scope (docs/access.md#scopes); the method was not run. */
+  FORBIDDEN: -32003,
   /** Application errors, Delta Chat convention. */
   APPLICATION: -1,
 } as const;
