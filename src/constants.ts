@@ -21,6 +21,8 @@ export const ACCOUNT_ID = 1;
 
 export const DEFAULT_PORT = 7200;
 export const DEFAULT_HOST = "0.0.0.0";
+/** Every interface: `--listen :7200`'s empty host. */
+export const ALL_INTERFACES = "0.0.0.0";
 export const DEFAULT_DATA_DIR = "/var/lib/privitty";
 export const DEFAULT_RELAY = "nine.testrun.org";
 export const DEFAULT_URL = "http://127.0.0.1:7200";
