@@ -20,7 +20,11 @@ export const CORE_COMPAT_VERSION =
 export const ACCOUNT_ID = 1;
 
 export const DEFAULT_PORT = 7200;
-export const DEFAULT_HOST = "0.0.0.0";
+/**
+ * The listen address by default: loopback only, since `/rpc` is open unless API tokens are on
+ * (docs/access.md). The container image sets 0.0.0.0 (`PRIVITTY_HOST`).
+ */
+export const DEFAULT_HOST = "127.0.0.1";
 /** Every interface: `--listen :7200`'s empty host. */
 export const ALL_INTERFACES = "0.0.0.0";
 export const DEFAULT_DATA_DIR = "/var/lib/privitty";

@@ -16,7 +16,7 @@ const env = (vars: Record<string, string>) => (name: string) => vars[name];
 Deno.test("parseConfig() applies the contract's defaults", () => {
   const c = parseConfig([], env({}));
   assert.equal(c.port, 7200);
-  assert.equal(c.host, "0.0.0.0");
+  assert.equal(c.host, "127.0.0.1", "loopback unless told (the container image sets 0.0.0.0)");
   assert.equal(c.dataDir, "/var/lib/privitty");
   assert.equal(c.filesDir, "/var/lib/privitty/files");
   assert.equal(c.cors, false);
