@@ -46,6 +46,10 @@ COPY --from=build /rootfs/ /
 # No EDGE_DATA_DIR here: /var/lib/privitty is the default, and an image-set EDGE_ variable would
 # shadow the PRIVITTY_ twin a user sets.
 ENV PATH=/usr/local/bin HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_CHECK=1
+# All interfaces inside the container (docs/access.md; the daemon's own default is 127.0.0.1): the
+# PRIVITTY_ twin, so a user's EDGE_HOST or PRIVITTY_HOST (or --host/--listen) still wins. Publish
+# the port on the host's loopback (-p 127.0.0.1:7200:7200) unless API tokens are on.
+ENV PRIVITTY_HOST=0.0.0.0
 # glibc maps allocations of 4 MiB and more on their own, always (scripts/start.sh says why).
 ENV MALLOC_MMAP_THRESHOLD_=4194304
 USER 1000:1000

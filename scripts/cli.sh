@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `deno task cli [global options] <command> …`: the CLI from source with the narrowest permissions
 # that let each command do what the compiled CLI does. Always: the network (the daemon's address
-# is only known at run time), EDGE_URL/PRIVITTY_URL, and what the device fingerprint needs
+# is only known at run time), EDGE_URL/PRIVITTY_URL, EDGE_TOKEN/PRIVITTY_TOKEN, and what the device fingerprint needs
 # (`fingerprint`, `view`: the MAC and /etc/machine-id). Besides, only what the arguments name:
 #   --accounts DIR   read DIR (license status without a daemon, the stored fingerprint), and the
 #                    license keys EDGE_LICENSE_TRUSTED_KEYS names, as the daemon run from source
@@ -20,7 +20,7 @@ fi
 caller_cwd="${INIT_CWD:-$PWD}"
 abspath() { case "$1" in /* | '') printf '%s' "$1" ;; *) printf '%s/%s' "$caller_cwd" "$1" ;; esac; }
 
-reads=(/etc/machine-id) writes=() env_allow="EDGE_URL,PRIVITTY_URL" args=()
+reads=(/etc/machine-id) writes=() env_allow="EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN" args=()
 while [ $# -gt 0 ]; do
   case "$1" in
   --accounts | --out)

@@ -3,7 +3,8 @@
  * (`buildMethodTable()`, src/rpc/methods/mod.ts), so the reference cannot drift from what dispatch
  * validates and `rpc.discover` publishes. One row per method, in the table's order: its name (and
  * the product's alias beside it), positional params with their wire types (an object's declared
- * fields too), result, whether it needs a license, and its summary. The prose around the table is written by hand.
+ * fields too), result, the API token scope it needs (docs/access.md#scopes), whether it needs a
+ * license, and its summary. The prose around the table is written by hand.
  *
  * `deno task docs` rewrites the block between the markers of docs/methods.md and formats the file;
  * tests/docs/method_table_test.ts fails while the block differs from what this renders.
@@ -52,9 +53,9 @@ export function renderMethodTable(entries: readonly MethodEntry[]): string {
   const rows = entries.filter((e) => e.aliasOf === undefined).map((e) => {
     const aliases = entries.filter((a) => a.aliasOf === e.name).map((a) => `\`${a.name}\``);
     const name = `\`${e.name}\`` + (aliases.length === 0 ? "" : ` (also ${aliases.join(", ")})`);
-    return [name, paramsCell(e), resultCell(e), e.license ? "required" : "", e.summary];
+    return [name, paramsCell(e), resultCell(e), e.scope, e.license ? "required" : "", e.summary];
   });
-  const header = ["Method", "Params", "Result", "License", "Summary"];
+  const header = ["Method", "Params", "Result", "Scope", "License", "Summary"];
   return [header, header.map(() => "---"), ...rows]
     .map((r) => `| ${r.map(cell).join(" | ")} |`)
     .join("\n");

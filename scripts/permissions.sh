@@ -3,8 +3,9 @@
 # the data and files directories are only known at run time.
 #
 #   daemon_permission_flags DATA_DIR FILES_DIR [KEY_FILES]   -> prints one flag per line
-# KEY_FILES: comma-separated license public-key files (EDGE_LICENSE_TRUSTED_KEYS) the daemon
-# may read when run from source; compile.sh never passes it. The flags end with the daemon's
+# KEY_FILES: comma-separated license public-key files (EDGE_LICENSE_TRUSTED_KEYS) and the API
+# tokens file (EDGE_API_TOKENS_FILE) the daemon may read when run from source; compile.sh never
+# passes it (the compiled daemon reads a tokens file inside its data directory). The flags end with the daemon's
 # runtime flags (DAEMON_V8_FLAGS), so every way of running it runs it alike.
 
 # The daemon's one runtime flag (not a permission: it grants no access). --expose-gc makes
@@ -15,9 +16,9 @@
 DAEMON_V8_FLAGS="--v8-flags=--expose-gc"
 
 # Environment variables the program reads: src/config.ts DAEMON_ENV_ALLOW (each EDGE_ input and
-# its PRIVITTY_ twin), the CLI's EDGE_URL / PRIVITTY_URL,
+# its PRIVITTY_ twin), the CLI's EDGE_URL / PRIVITTY_URL and EDGE_TOKEN / PRIVITTY_TOKEN,
 # and NODE_V8_COVERAGE (read by imapflow's logger dependency at import).
-DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_LICENSE_TRUSTED_KEYS,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,PRIVITTY_PROFILE,PRIVITTY_LICENSE_URL,PRIVITTY_LICENSE_TRUSTED_KEYS,PRIVITTY_SERVER,PRIVITTY_DATA_DIR,PRIVITTY_FILES_DIR,PRIVITTY_LOG_LEVEL,PRIVITTY_SSE_PING_MS,PRIVITTY_ALLOW_PLAINTEXT_MAIL,EDGE_URL,PRIVITTY_URL,NODE_V8_COVERAGE"
+DAEMON_ENV_ALLOW="EDGE_PROFILE,EDGE_LICENSE_URL,EDGE_LICENSE_TRUSTED_KEYS,EDGE_SERVER,EDGE_DATA_DIR,EDGE_FILES_DIR,EDGE_LOG_LEVEL,EDGE_SSE_PING_MS,EDGE_ALLOW_PLAINTEXT_MAIL,EDGE_HOST,EDGE_ALLOWED_HOSTS,EDGE_API_TOKEN,EDGE_API_TOKENS_FILE,PRIVITTY_PROFILE,PRIVITTY_LICENSE_URL,PRIVITTY_LICENSE_TRUSTED_KEYS,PRIVITTY_SERVER,PRIVITTY_DATA_DIR,PRIVITTY_FILES_DIR,PRIVITTY_LOG_LEVEL,PRIVITTY_SSE_PING_MS,PRIVITTY_ALLOW_PLAINTEXT_MAIL,PRIVITTY_HOST,PRIVITTY_ALLOWED_HOSTS,PRIVITTY_API_TOKEN,PRIVITTY_API_TOKENS_FILE,EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,NODE_V8_COVERAGE"
 
 daemon_permission_flags() {
   local data_dir="$1" files_dir="$2" key_files="${3:-}"

@@ -57,6 +57,10 @@ fi
 # flood"). Not lower: at glibc's 128 KiB every 1 MiB read of /stream was mapped and unmapped anew
 # (1 MiB /stream ratio 0.55-0.58 against 0.72-0.77 unset). The Dockerfile sets the same.
 export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-4194304}"
-mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$key_files")
+# The API tokens file (docs/access.md), readable wherever it is; EDGE_* wins as in src/config.ts.
+extra_reads="$key_files"
+tokens_file="${EDGE_API_TOKENS_FILE:-${PRIVITTY_API_TOKENS_FILE:-}}"
+[ -z "$tokens_file" ] || extra_reads="${extra_reads:+$extra_reads,}$tokens_file"
+mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$extra_reads")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
   "${dir_flags[@]}" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

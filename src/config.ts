@@ -4,6 +4,7 @@
  */
 import { posix } from "node:path";
 import {
+  ALL_INTERFACES,
   DATA_DIR_STATE_ENTRIES,
   DataDirLayout,
   DEFAULT_DATA_DIR,
@@ -34,7 +35,14 @@ export interface GatewayConfig {
   /** Extra license public-key files (EDGE_LICENSE_TRUSTED_KEYS); honoured only from source. */
   readonly licenseTrustedKeys: readonly string[];
   readonly relay: RelayTarget;
-  readonly cors: boolean;
+  /** `--cors`: off, any origin (bare `--cors`), or the listed origins (`--cors=<o1>,<o2>`). */
+  readonly cors: boolean | readonly string[];
+  /** `--allowed-hosts` / EDGE_ALLOWED_HOSTS: extra `Host` names, or "*" (no Host check). */
+  readonly allowedHosts: readonly string[] | "*";
+  /** EDGE_API_TOKEN: one API token with every scope (docs/access.md). Never logged. */
+  readonly apiToken: string | undefined;
+  /** EDGE_API_TOKENS_FILE: the file of named, scoped API tokens (docs/access.md). */
+  readonly apiTokensFile: string | undefined;
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
@@ -61,6 +69,10 @@ export const DAEMON_ENV_VARS = [
   "EDGE_LOG_LEVEL",
   "EDGE_SSE_PING_MS",
   "EDGE_ALLOW_PLAINTEXT_MAIL",
+  "EDGE_HOST",
+  "EDGE_ALLOWED_HOSTS",
+  "EDGE_API_TOKEN",
+  "EDGE_API_TOKENS_FILE",
 ] as const;
 
 /** Prefix of the contract's input names. */
@@ -214,10 +226,17 @@ function checkFilesDir(filesDir: string, dataDir: string, name: string): void {
   }
 }
 
-/** Reads `--name value` and `--name=value` flags; `boolean` flags take no value. */
+/**
+ * Reads `--name value` and `--name=value` flags; `boolean` flags take no value; `optional` ones
+ * take one only as `--name=value` (bare: true).
+ */
 export function readFlags(
   args: readonly string[],
-  spec: { values: readonly string[]; booleans: readonly string[] },
+  spec: {
+    values: readonly string[];
+    booleans: readonly string[];
+    optional?: readonly string[];
+  },
 ): Map<string, string | true> {
   const out = new Map<string, string | true>();
   for (let i = 0; i < args.length; i++) {
@@ -225,7 +244,9 @@ export function readFlags(
     const m = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/.exec(arg);
     if (!m) throw new ConfigError(`unexpected argument "${arg}"; see --help`);
     const [, name, inline] = m;
-    if (spec.booleans.includes(name)) {
+    if (spec.optional?.includes(name)) {
+      out.set(name, inline ?? true);
+    } else if (spec.booleans.includes(name)) {
       if (inline !== undefined) out.set(name, parseBool(inline, `--${name}`) ? true : "false");
       else out.set(name, true);
     } else if (spec.values.includes(name)) {
@@ -244,9 +265,60 @@ export function readFlags(
  * (docs/product-compat.md#daemon-flags).
  */
 export const SERVE_FLAGS = {
-  values: ["port", "host", "data-dir", "files-dir", "listen", "accounts"],
-  booleans: ["cors"],
+  values: ["port", "host", "data-dir", "files-dir", "listen", "accounts", "allowed-hosts"],
+  booleans: [],
+  optional: ["cors"],
 } as const;
+
+/**
+ * Parses `--cors`: bare (or `=true`) answers any origin, `=false` none, else a comma list of
+ * origins (`https://hmi.example:8443`), each exactly as a browser sends it in `Origin`.
+ */
+export function parseCors(value: string | true | undefined): boolean | readonly string[] {
+  if (value === undefined) return false;
+  if (value === true) return true;
+  if (/^(1|true|yes|on|0|false|no|off)$/i.test(value)) return parseBool(value, "--cors");
+  const origins = value.split(",").map((o) => o.trim()).filter((o) => o !== "");
+  if (origins.length === 0) {
+    throw new ConfigError(`--cors= needs a list of origins (e.g. --cors=https://hmi.example)`);
+  }
+  for (const origin of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !/^https?:$/.test(url.protocol) || url.origin !== origin) {
+      throw new ConfigError(
+        `--cors origin "${origin}" is not valid; expected scheme://host[:port] with no path, ` +
+          `as a browser sends it (e.g. https://hmi.example or http://192.168.1.5:8080)`,
+      );
+    }
+  }
+  return Object.freeze(origins);
+}
+
+/** Parses `--allowed-hosts` / EDGE_ALLOWED_HOSTS: host names (`*.` for a domain's), or `*`. */
+export function parseAllowedHosts(
+  value: string | undefined,
+  label: string,
+): readonly string[] | "*" {
+  const names = (value ?? "").split(",").map((n) => n.trim().toLowerCase()).filter((n) => n !== "");
+  if (names.includes("*")) return "*";
+  for (const name of names) {
+    if (!/^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_-]{1,63})*\.?$/.test(name)) {
+      throw new ConfigError(
+        `${label} "${name}" is not valid; expected host names separated by commas ` +
+          `(gw.example.org, *.example.org), or * to turn the Host check off`,
+      );
+    }
+  }
+  return Object.freeze(names.map((n) => n.replace(/\.$/, "")));
+}
+
+/** Shortest API token accepted: a guessable one would defeat the point. */
+export const MIN_API_TOKEN_LENGTH = 16;
 
 const LISTEN_FORM = "HOST:PORT (e.g. 0.0.0.0:7200, 127.0.0.1:7200 or [::1]:7200)";
 
@@ -258,7 +330,7 @@ export function parseListen(value: string): { host: string; port: number } {
   }
   const host = m[1] ?? m[2];
   return {
-    host: host === "" ? DEFAULT_HOST : host,
+    host: host === "" ? ALL_INTERFACES : host,
     port: parsePort(m[3], `--listen "${value}": port`),
   };
 }
@@ -335,15 +407,44 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   const serverEnv = input("EDGE_SERVER");
   const plaintextEnv = input("EDGE_ALLOW_PLAINTEXT_MAIL");
   const listen = str("listen") === undefined ? undefined : parseListen(str("listen")!);
+  const hostEnv = input("EDGE_HOST");
+  const hostsEnv = input("EDGE_ALLOWED_HOSTS");
+  const allowedHosts = str("allowed-hosts") !== undefined
+    ? parseAllowedHosts(str("allowed-hosts"), "--allowed-hosts")
+    : parseAllowedHosts(hostsEnv.value, hostsEnv.label);
+  const tokenEnv = input("EDGE_API_TOKEN");
+  const tokensFileEnv = input("EDGE_API_TOKENS_FILE");
+  const apiToken = tokenEnv.value === "" ? undefined : tokenEnv.value;
+  const apiTokensFile = tokensFileEnv.value === "" ? undefined : tokensFileEnv.value;
+  if (apiToken !== undefined && apiTokensFile !== undefined) {
+    throw new ConfigError(
+      `${tokenEnv.label} and ${tokensFileEnv.label} are both set; give one (the file can hold ` +
+        "a token with every scope: read,send,admin)",
+    );
+  }
+  if (apiToken !== undefined && apiToken.trim().length < MIN_API_TOKEN_LENGTH) {
+    throw new ConfigError(
+      `${tokenEnv.label} is too short; expected at least ${MIN_API_TOKEN_LENGTH} characters ` +
+        "(e.g. openssl rand -hex 32)",
+    );
+  }
+  if (apiTokensFile !== undefined && !apiTokensFile.startsWith("/")) {
+    throw new ConfigError(
+      `${tokensFileEnv.label} "${apiTokensFile}" is not valid; expected an absolute file path`,
+    );
+  }
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
     licenseTrustedKeys: Object.freeze(licenseTrustedKeys),
     relay: parseRelayTarget(serverEnv.value ?? DEFAULT_RELAY, serverEnv.label),
-    cors: flags.get("cors") === true,
+    cors: parseCors(flags.get("cors")),
+    allowedHosts,
+    apiToken: apiToken?.trim(),
+    apiTokensFile,
     port: listen?.port ??
       (str("port") === undefined ? DEFAULT_PORT : parsePort(str("port")!, "--port")),
-    host: listen?.host ?? str("host") ?? DEFAULT_HOST,
+    host: listen?.host ?? str("host") ?? (hostEnv.value || undefined) ?? DEFAULT_HOST,
     dataDir,
     filesDir,
     logLevel,

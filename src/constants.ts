@@ -20,7 +20,13 @@ export const CORE_COMPAT_VERSION =
 export const ACCOUNT_ID = 1;
 
 export const DEFAULT_PORT = 7200;
-export const DEFAULT_HOST = "0.0.0.0";
+/**
+ * The listen address by default: loopback only, since `/rpc` is open unless API tokens are on
+ * (docs/access.md). The container image sets 0.0.0.0 (`PRIVITTY_HOST`).
+ */
+export const DEFAULT_HOST = "127.0.0.1";
+/** Every interface: `--listen :7200`'s empty host. */
+export const ALL_INTERFACES = "0.0.0.0";
 export const DEFAULT_DATA_DIR = "/var/lib/privitty";
 export const DEFAULT_RELAY = "nine.testrun.org";
 export const DEFAULT_URL = "http://127.0.0.1:7200";
@@ -69,6 +75,10 @@ export const RpcCode = {
   LICENSE_REQUIRED: -32001,
   /** A server limit was reached (the batch answer size); the member was not run. */
   LIMIT_REACHED: -32000,
+  /** No valid API token while tokens are on: the body of the HTTP 401 (docs/access.md). */
+  UNAUTHORIZED: -32002,
+  /** The API token lacks the method's scope (docs/access.md#scopes); the method was not run. */
+  FORBIDDEN: -32003,
   /** Application errors, Delta Chat convention. */
   APPLICATION: -1,
 } as const;

@@ -18,13 +18,19 @@ Runs the gateway daemon (SPEC §1: provisions on first start, then serves HTTP).
 
 Options:
   --port P             HTTP port (default 7200)
-  --host H             listen address (default 0.0.0.0; /rpc and /events have no auth)
+  --host H             listen address (default 127.0.0.1; the container image sets 0.0.0.0).
+                       Beyond loopback, turn API tokens on (EDGE_API_TOKEN): without them
+                       anyone who reaches the address can call /rpc
   --listen HOST:PORT   both at once, the product's form (e.g. 0.0.0.0:7200, [::1]:7200)
   --data-dir D         data directory: keys, database, blobs, license (default /var/lib/privitty)
   --accounts D         the same, the product's name
   --files-dir F        the only directory whose files may be sent or protected
                        (default <data dir>/files)
-  --cors               send CORS headers and answer preflights (off by default)
+  --cors=ORIGINS       let these browser origins call the API (comma list, e.g.
+                       --cors=https://hmi.example); a bare --cors allows every origin (warned).
+                       Off by default: a request from another origin is refused (403)
+  --allowed-hosts H    Host names the API answers besides IP addresses, localhost and
+                       single-label names (comma list, *.example.org; * turns the check off)
   --help               this text
 Give one form of each: --listen or --host/--port, --accounts or --data-dir.
 
@@ -38,6 +44,12 @@ Environment (each also as PRIVITTY_*, e.g. PRIVITTY_PROFILE; the EDGE_ name wins
   EDGE_LOG_LEVEL             debug | info | warn | error (default info)
   EDGE_SSE_PING_MS           SSE keepalive interval (default 15000)
   EDGE_ALLOW_PLAINTEXT_MAIL  true: allow IMAP/SMTP without TLS (default false)
+  EDGE_HOST                  as --host (the container image sets PRIVITTY_HOST=0.0.0.0)
+  EDGE_ALLOWED_HOSTS         as --allowed-hosts
+  EDGE_API_TOKEN             one API token with every scope: /rpc and /events then need
+                             Authorization: Bearer <token> (off by default)
+  EDGE_API_TOKENS_FILE       or named tokens with scopes, one a line:
+                             <name> <read,send,admin> sha256:<hex of the token>
 See README.md for details.`;
 
 /** Parses the configuration, runs the daemon until a stop signal, and returns the exit code. */

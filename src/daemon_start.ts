@@ -9,6 +9,7 @@ import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
 import { EventJournal } from "./events/journal.ts";
 import type { GatewayEvent } from "./events/types.ts";
+import { loadApiTokens } from "./http/access.ts";
 import { createApp } from "./http/app.ts";
 import { BURST_GC, BurstGc } from "./memory/burst_gc.ts";
 import { type GuardedServer, serveGuarded } from "./http/guarded_server.ts";
@@ -45,6 +46,7 @@ export interface RunningDaemon {
 export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon> {
   const bootStart = performance.now();
   checkListenAddress(config);
+  const tokens = await loadApiTokens(config);
   const early: GatewayEvent[] = []; // provisioning's events wait for the store's id sequence
   const account = await provision(config, { events: { publish: (e) => early.push(e) } });
   const bus = new EventBus({
@@ -102,6 +104,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
       openProtectedFile: protectedFileSource(mail.core.protectedFiles, bus),
     },
     cors: config.cors,
+    allowedHosts: config.allowedHosts,
+    tokens,
     ssePingMs: config.ssePingMs,
     health: serviceHealth(services),
     noteGarbage: (bytes) => burstGc.note(bytes),
@@ -119,6 +123,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     account.lock.release();
     throw err;
   }
+  logAccess(config, tokens?.size);
   const ms = Math.round(performance.now() - bootStart);
   log.info(`step 7/7 HTTP server listening on ${server.addr.hostname}:${server.addr.port}`, {
     addr: account.addr,
@@ -199,4 +204,29 @@ function listenError(config: Pick<GatewayConfig, "host" | "port">, err: unknown)
     undefined,
     { cause: err },
   );
+}
+
+/**
+ * Says at start who may call the API: tokens on or off, and the warnings an operator needs (a
+ * bare `--cors` answers every origin; no tokens beyond loopback lets anyone on the network call
+ * `/rpc`). Never logs a token.
+ */
+function logAccess(config: GatewayConfig, tokenCount: number | undefined): void {
+  if (tokenCount !== undefined) {
+    log.info(`API tokens on: /rpc and /events need one (${tokenCount} configured)`);
+  } else if (!/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(config.host)) {
+    log.warn(
+      `listening on ${config.host} without API tokens: anyone who reaches this address can call ` +
+        "/rpc; set EDGE_API_TOKEN or EDGE_API_TOKENS_FILE (docs/access.md)",
+    );
+  }
+  if (config.cors === true) {
+    log.warn(
+      "--cors without origins: every web page may call this gateway from a browser; " +
+        "list the origins instead (--cors=https://hmi.example)",
+    );
+  }
+  if (config.allowedHosts === "*") {
+    log.warn("--allowed-hosts=*: the Host check against DNS rebinding is off");
+  }
 }

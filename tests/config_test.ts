@@ -16,7 +16,7 @@ const env = (vars: Record<string, string>) => (name: string) => vars[name];
 Deno.test("parseConfig() applies the contract's defaults", () => {
   const c = parseConfig([], env({}));
   assert.equal(c.port, 7200);
-  assert.equal(c.host, "0.0.0.0");
+  assert.equal(c.host, "127.0.0.1", "loopback unless told (the container image sets 0.0.0.0)");
   assert.equal(c.dataDir, "/var/lib/privitty");
   assert.equal(c.filesDir, "/var/lib/privitty/files");
   assert.equal(c.cors, false);
@@ -248,7 +248,14 @@ Deno.test("the permission set allows exactly the EDGE_ inputs, their PRIVITTY_ t
   const allowed = /^DAEMON_ENV_ALLOW="([^"]*)"/m.exec(script)![1].split(",");
   assert.deepEqual(
     allowed.sort(),
-    [...DAEMON_ENV_ALLOW, "EDGE_URL", "PRIVITTY_URL", "NODE_V8_COVERAGE"].sort(),
+    [
+      ...DAEMON_ENV_ALLOW,
+      "EDGE_URL",
+      "PRIVITTY_URL",
+      "EDGE_TOKEN",
+      "PRIVITTY_TOKEN",
+      "NODE_V8_COVERAGE",
+    ].sort(),
   );
 });
 
@@ -258,4 +265,68 @@ Deno.test("parseConfig() lists EDGE_LICENSE_TRUSTED_KEYS files (comma-separated,
   assert.deepEqual(c.licenseTrustedKeys, ["/k/a.pem", "/k/b.pem"]);
   const twin = parseConfig([], env({ PRIVITTY_LICENSE_TRUSTED_KEYS: "/k/p.pem" }));
   assert.deepEqual(twin.licenseTrustedKeys, ["/k/p.pem"], "the product's twin name");
+});
+
+Deno.test("--cors: bare is any origin, =<origins> a list, junk is refused naming the form", () => {
+  const cfg = (args: string[]) => parseConfig(args, () => undefined);
+  assert.equal(cfg([]).cors, false);
+  assert.equal(cfg(["--cors"]).cors, true);
+  assert.equal(cfg(["--cors=false"]).cors, false);
+  assert.deepEqual(cfg(["--cors=https://a.example,http://10.0.0.5:8080"]).cors, [
+    "https://a.example",
+    "http://10.0.0.5:8080",
+  ]);
+  assert.throws(() => cfg(["--cors=https://a.example/app"]), /--cors origin .* no path/);
+  assert.throws(() => cfg(["--cors=a.example"]), /--cors origin "a.example" is not valid/);
+});
+
+Deno.test("--allowed-hosts / EDGE_ALLOWED_HOSTS (or PRIVITTY_ALLOWED_HOSTS): a list, or *", () => {
+  const env = (vars: Record<string, string>) => (n: string) => vars[n];
+  assert.deepEqual(parseConfig([], env({})).allowedHosts, []);
+  assert.deepEqual(
+    parseConfig(["--allowed-hosts", "GW.example.org, *.edge.example"], env({})).allowedHosts,
+    ["gw.example.org", "*.edge.example"],
+  );
+  assert.deepEqual(
+    parseConfig([], env({ PRIVITTY_ALLOWED_HOSTS: "gw.example.org" })).allowedHosts,
+    ["gw.example.org"],
+  );
+  assert.equal(parseConfig([], env({ EDGE_ALLOWED_HOSTS: "*" })).allowedHosts, "*");
+  assert.throws(
+    () => parseConfig([], env({ EDGE_ALLOWED_HOSTS: "bad host" })),
+    /EDGE_ALLOWED_HOSTS "bad host" is not valid/,
+  );
+});
+
+Deno.test("API tokens: EDGE_API_TOKEN or EDGE_API_TOKENS_FILE, not both; short tokens refused", () => {
+  const env = (vars: Record<string, string>) => (n: string) => vars[n];
+  const off = parseConfig([], env({}));
+  assert.deepEqual([off.apiToken, off.apiTokensFile], [undefined, undefined]);
+  assert.equal(
+    parseConfig([], env({ PRIVITTY_API_TOKEN: "t".repeat(16) })).apiToken,
+    "t".repeat(16),
+  );
+  assert.equal(
+    parseConfig([], env({ EDGE_API_TOKENS_FILE: "/etc/edge/tokens" })).apiTokensFile,
+    "/etc/edge/tokens",
+  );
+  assert.throws(
+    () => parseConfig([], env({ EDGE_API_TOKEN: "t".repeat(16), EDGE_API_TOKENS_FILE: "/x" })),
+    /both set; give one/,
+  );
+  assert.throws(() => parseConfig([], env({ EDGE_API_TOKEN: "short" })), /too short/);
+  assert.throws(
+    () => parseConfig([], env({ EDGE_API_TOKENS_FILE: "tokens" })),
+    /expected an absolute file path/,
+  );
+});
+
+Deno.test("EDGE_HOST (the image's PRIVITTY_HOST) sets the listen address; flags win", () => {
+  const env = (vars: Record<string, string>) => (n: string) => vars[n];
+  assert.equal(parseConfig([], env({ PRIVITTY_HOST: "0.0.0.0" })).host, "0.0.0.0");
+  assert.equal(parseConfig(["--host", "::1"], env({ PRIVITTY_HOST: "0.0.0.0" })).host, "::1");
+  assert.equal(
+    parseConfig(["--listen", "127.0.0.1:7300"], env({ EDGE_HOST: "0.0.0.0" })).host,
+    "127.0.0.1",
+  );
 });

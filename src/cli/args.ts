@@ -41,6 +41,13 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
     help: "gateway address (env EDGE_URL, default http://127.0.0.1:7200)",
   },
   {
+    name: "token",
+    kind: "string",
+    value: "TOKEN",
+    help: "API token, when the gateway requires one (env EDGE_TOKEN; prefer the env: " +
+      "arguments show in the process list)",
+  },
+  {
     name: "json",
     kind: "boolean",
     help: "print the raw JSON-RPC result (errors: the JSON-RPC error object on stderr)",
@@ -65,6 +72,8 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
 /** Global options after parsing. */
 export interface GlobalOptions {
   readonly url: string | undefined;
+  /** `--token`: the API token sent to /rpc and /events. */
+  readonly token: string | undefined;
   readonly json: boolean;
   readonly timeoutMs: number | undefined;
   /** `--accounts DIR`: the data directory license commands fall back to without a daemon. */
@@ -164,10 +173,12 @@ function readGlobals(
   command: string | undefined,
 ): GlobalOptions {
   const url = values["url"];
+  const token = values["token"];
   const timeout = values["timeout"];
   const accounts = values["accounts"];
   return {
     url: typeof url === "string" ? url : undefined,
+    token: typeof token === "string" && token !== "" ? token : undefined,
     json: values["json"] === true,
     timeoutMs: typeof timeout === "string" ? parseTimeout(timeout, command) : undefined,
     accounts: typeof accounts === "string" ? parseAccountsDir(accounts, command) : undefined,

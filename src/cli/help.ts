@@ -33,7 +33,8 @@ export function globalHelp(commands: readonly Command[]): string {
     ...optionLines(GLOBAL_OPTIONS),
     "",
     `Environment: EDGE_URL (or PRIVITTY_URL) sets the gateway address when --url is not ` +
-      `given (default ${DEFAULT_URL}).`,
+      `given (default ${DEFAULT_URL}); EDGE_TOKEN (or PRIVITTY_TOKEN) the API token when ` +
+      "--token is not given.",
     "The same program answers as privitty-edge (this CLI) and privitty-edged (the daemon).",
     EXIT_CODES,
   );

@@ -41,7 +41,7 @@ export function isCliCommand(name: string): boolean {
 /**
  * Runs the CLI with `args` (the command name first, options anywhere) and resolves to the exit
  * code. Output goes to `io` (the process's stdout/stderr by default); the only environment
- * variables read are EDGE_URL and its product twin PRIVITTY_URL.
+ * variables read are EDGE_URL, EDGE_TOKEN and their product twins PRIVITTY_URL, PRIVITTY_TOKEN.
  */
 export async function runCli(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
   const stderr = new Output(io, false);
@@ -77,7 +77,8 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
     const base = global.url !== undefined ? parseBaseUrl(global.url, "--url") : envBaseUrl(io);
     const timeoutMs = global.timeoutMs ?? command.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     return await withStopSignal(io.signal, async (signal) => {
-      const http = { baseUrl: base, timeoutMs, signal };
+      const token = global.token ?? envToken(io);
+      const http = { baseUrl: base, timeoutMs, signal, ...(token === undefined ? {} : { token }) };
       const ctx: CommandContext = {
         positionals: parsed.positionals,
         options: parsed.options,
@@ -106,6 +107,11 @@ function envBaseUrl(io: CliIo): string {
   const product = io.env("PRIVITTY_URL");
   if (product) return parseBaseUrl(product, "PRIVITTY_URL (twin of EDGE_URL)");
   return parseBaseUrl(DEFAULT_URL, "EDGE_URL");
+}
+
+/** The API token from EDGE_TOKEN, else its product twin PRIVITTY_TOKEN; undefined when unset. */
+function envToken(io: CliIo): string | undefined {
+  return io.env("EDGE_TOKEN") || io.env("PRIVITTY_TOKEN") || undefined;
 }
 
 function optionsFor(name: string): readonly OptionSpec[] {

@@ -11,7 +11,7 @@ export interface CliIo {
   stdout(text: string): Promise<void>;
   /** Writes text to standard error as-is. */
   stderr(text: string): Promise<void>;
-  /** Reads an environment variable; the CLI only asks for EDGE_URL and PRIVITTY_URL. */
+  /** Reads an environment variable; the CLI only asks for EDGE_URL, EDGE_TOKEN and their PRIVITTY_ twins. */
   env(name: string): string | undefined;
   /** Ends long-running commands (`events`) early; Ctrl-C/SIGTERM are used when absent. */
   signal?: AbortSignal;

@@ -56,6 +56,26 @@ export interface HttpSettings {
   readonly timeoutMs: number | undefined;
   /** Aborts requests when the CLI is interrupted. */
   readonly signal?: AbortSignal;
+  /** The API token (`--token`, EDGE_TOKEN), sent as `Authorization: Bearer` to /rpc and /events. */
+  readonly token?: string;
+}
+
+/** The paths API tokens guard (the viewer's /stream carries its own session token). */
+const TOKEN_PATHS = /^\/(rpc|events)(\?|$)/;
+
+/** `init` with the API token's `Authorization` header when `path` needs it and one is set. */
+function withToken(settings: HttpSettings, path: string, init: RequestInit): RequestInit {
+  if (settings.token === undefined || !TOKEN_PATHS.test(path)) return init;
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${settings.token}`);
+  return { ...init, headers };
+}
+
+/** The hint of an HTTP 401 from /rpc or /events: which token to give. */
+export function unauthorizedHint(settings: HttpSettings): string {
+  return settings.token === undefined
+    ? "the gateway requires an API token: set EDGE_TOKEN or pass --token"
+    : "the gateway refused the API token (EDGE_TOKEN or --token)";
 }
 
 /**
@@ -93,7 +113,7 @@ export async function gatewayFetch(
   };
   let response: Response;
   try {
-    response = await fetch(url, { ...init, signal: controller.signal });
+    response = await fetch(url, { ...withToken(settings, path, init), signal: controller.signal });
   } catch (err) {
     return fail(err);
   }
@@ -150,6 +170,9 @@ export class RpcClient {
     });
     const raw = await text();
     if (response.status === 204) return undefined;
+    if (response.status === 401) {
+      throw new ProtocolError(`${method}: ${unauthorizedHint(this.#settings)}${snippet(raw)}`);
+    }
     if (response.status !== 200) {
       throw new ProtocolError(
         `${method}: the gateway answered HTTP ${response.status} on /rpc${snippet(raw)}`,

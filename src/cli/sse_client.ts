@@ -2,7 +2,7 @@
  * A Server-Sent Events client for `GET /events`: an incremental parser of the WHATWG framing and
  * a loop that reconnects with exponential back-off, resuming with `Last-Event-ID`.
  */
-import { gatewayFetch, type HttpSettings, ProtocolError } from "./rpc_client.ts";
+import { gatewayFetch, type HttpSettings, ProtocolError, unauthorizedHint } from "./rpc_client.ts";
 
 /** One dispatched SSE event. */
 export interface SseMessage {
@@ -172,6 +172,10 @@ async function connectOnce(
       return "server-stop";
     }
     const type = response.headers.get("content-type") ?? "";
+    if (response.status === 401) {
+      await response.body?.cancel();
+      throw new ProtocolError(`GET /events: ${unauthorizedHint(http)}`);
+    }
     if (response.status !== 200 || !type.startsWith("text/event-stream")) {
       await response.body?.cancel();
       throw new ProtocolError(

@@ -13,13 +13,20 @@ import { logger } from "../log.ts";
 import type { MethodTable } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
 import type { ViewerDeps } from "../viewer/stream.ts";
+import {
+  type AccessPolicy,
+  type AllowedHosts,
+  type ApiTokens,
+  type CorsSetting,
+  refuseRequest,
+} from "./access.ts";
 import { AuthRateLimit, authRateLimit } from "./auth_rate_limit.ts";
 import { BodyReadError } from "./body.ts";
 import { eventsHandler } from "./events_route.ts";
 import { type FetchHandler, withFastPaths } from "./fast_fetch.ts";
 import { healthHandler, type HealthReport } from "./health_route.ts";
 import { rpcRequestHandler } from "./rpc_route.ts";
-import { authHandler, streamRequestHandler } from "./viewer_routes.ts";
+import { authHandler, DOWNLOAD_RULE_HEADER, streamRequestHandler } from "./viewer_routes.ts";
 
 const log = logger("http");
 
@@ -29,8 +36,15 @@ export interface AppDeps {
   readonly methods: MethodTable;
   readonly bus: EventBus;
   readonly viewer: ViewerDeps;
-  /** `--cors`: send CORS headers and answer preflights. */
-  readonly cors: boolean;
+  /**
+   * `--cors`: send CORS headers and answer preflights, for any origin (`true`) or the listed
+   * ones; off (`false`), a request naming another origin is refused (docs/access.md).
+   */
+  readonly cors: CorsSetting;
+  /** `--allowed-hosts`: host names beyond IP literals, localhost and single labels (default none). */
+  readonly allowedHosts?: AllowedHosts;
+  /** The API tokens, when on: `/rpc` and `/events` need one (docs/access.md). */
+  readonly tokens?: ApiTokens | undefined;
   /** SSE keepalive interval in ms. */
   readonly ssePingMs: number;
   /** Cheap liveness report (no I/O). */
@@ -86,17 +100,56 @@ function logFailure(method: string, path: string, err: unknown): void {
   log.error("request failed", { method, path, error: describeError(err) });
 }
 
-/** Builds the HTTP app. No authentication on /rpc, /events and /health (docs/contract.md §5.1). */
+/** The methods the routes answer (preflights list only these). */
+const CORS_METHODS = ["GET", "HEAD", "POST"];
+
+/**
+ * Response headers a browser page may read: the viewer's (`Content-Range` of a range request,
+ * the owner's download rule, the file name) and the 401 challenge.
+ */
+export const CORS_EXPOSED_HEADERS = [
+  "Content-Disposition",
+  "Content-Range",
+  "Content-Length",
+  "Accept-Ranges",
+  DOWNLOAD_RULE_HEADER,
+  "WWW-Authenticate",
+];
+
+/** The path of `/health` (never checked: probes must always reach it). */
+const HEALTH_PATH = "/health";
+
+/**
+ * Builds the HTTP app. Every route but `/health` checks the `Host` and `Origin` headers; with API
+ * tokens, `/rpc` and `/events` need one (docs/access.md); the viewer's `/stream` needs its
+ * `/auth` session token.
+ */
 export function createApp(deps: AppDeps): GatewayApp {
   const app = new Hono();
-  if (deps.cors) {
-    app.use("*", cors({ exposeHeaders: ["Content-Disposition", "WWW-Authenticate"] }));
+  const policy: AccessPolicy = { allowedHosts: deps.allowedHosts ?? [], cors: deps.cors };
+  app.use("*", async (c, next): Promise<Response | void> => {
+    if (c.req.path !== HEALTH_PATH) {
+      const refused = refuseRequest(c.req.raw, policy);
+      if (refused !== undefined) return refused;
+    }
+    await next();
+  });
+  if (deps.cors !== false) {
+    app.use(
+      "*",
+      cors({
+        origin: deps.cors === true ? "*" : [...deps.cors],
+        allowMethods: CORS_METHODS,
+        exposeHeaders: CORS_EXPOSED_HEADERS,
+      }),
+    );
   }
   const rpc = rpcRequestHandler(deps.services, deps.methods, {
     noteGarbage: deps.noteGarbage,
+    tokens: deps.tokens,
   });
   app.post("/rpc", (c) => rpc(c.req.raw));
-  app.get("/events", eventsHandler(deps.bus, deps.ssePingMs));
+  app.get("/events", eventsHandler(deps.bus, deps.ssePingMs, deps.tokens));
   app.get("/health", healthHandler(() => deps.health(), deps.bus));
   app.post(
     "/auth",
@@ -124,8 +177,16 @@ export function createApp(deps: AppDeps): GatewayApp {
       logFailure(req.method, `/stream/${msgId}`, err);
       return internalError();
     });
-  const serverFetch: FetchHandler = deps.cors
-    ? app.fetch
-    : withFastPaths(app.fetch, { rpc, stream: streamFast });
+  // The fast paths skip Hono's middleware: they check the request themselves.
+  const serverFetch: FetchHandler = deps.cors !== false ? app.fetch : withFastPaths(app.fetch, {
+    rpc: (req) => {
+      const refused = refuseRequest(req, policy);
+      return refused === undefined ? rpc(req) : Promise.resolve(refused);
+    },
+    stream: (req, msgId) => {
+      const refused = refuseRequest(req, policy);
+      return refused === undefined ? streamFast(req, msgId) : Promise.resolve(refused);
+    },
+  });
   return Object.assign(app, { serverFetch });
 }

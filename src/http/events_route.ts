@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import type { EventBus, Subscription } from "../events/bus.ts";
 import { LAG_EVENT, type SequencedEvent } from "../events/types.ts";
+import { type ApiTokens, authorize } from "./access.ts";
 
 /** The keepalive comment. */
 export const PING_FRAME = ": ping\n\n";
@@ -95,10 +96,16 @@ export function eventStream(
 /**
  * Builds the `/events` handler; `HEAD` gets the headers without opening a subscription.
  * Deno.serve cancels the body when the client disconnects, which closes the subscription
- * (`request.signal` is not used: it also fires after successful responses).
+ * (`request.signal` is not used: it also fires after successful responses). With API `tokens`,
+ * a request without a valid token (`Authorization: Bearer`, or `?access_token=` since
+ * EventSource sends no headers) gets 401; any scope may read the events.
  */
-export function eventsHandler(bus: EventBus, pingMs: number) {
+export function eventsHandler(bus: EventBus, pingMs: number, tokens?: ApiTokens) {
   return (c: Context): Response => {
+    if (tokens !== undefined) {
+      const auth = authorize(c.req.raw, tokens, true, (error) => ({ error }));
+      if (auth.refused !== undefined) return auth.refused;
+    }
     if (c.req.method === "HEAD") return new Response(null, { headers: SSE_HEADERS });
     const lastEventId = resumePoint(c.req.header("last-event-id"), c.req.query("lastEventId"));
     const sub = bus.subscribe(lastEventId === undefined ? {} : { lastEventId });

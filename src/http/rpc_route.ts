@@ -18,8 +18,9 @@ import {
   parseErrorReply,
   type RpcReply,
 } from "../rpc/dispatch.ts";
-import type { MethodTable } from "../rpc/method.ts";
+import type { MethodTable, Scope } from "../rpc/method.ts";
 import type { Services } from "../services.ts";
+import { type ApiTokens, authorize } from "./access.ts";
 import { BodyReadError, describeSize, WHOLE_BODY_MAX_BYTES } from "./body.ts";
 import { readRpcBody, type RpcBody, type RpcBodyLimits } from "./rpc_body.ts";
 
@@ -56,6 +57,11 @@ export interface RpcHandlerOptions {
    * are left to the collector). The daemon's `BurstGc` adds it up (`src/memory/burst_gc.ts`).
    */
   readonly noteGarbage?: ((bytes: number) => void) | undefined;
+  /**
+   * The API tokens, when on: a request without a valid `Authorization: Bearer` gets HTTP 401, and
+   * each call is checked against the token's scopes (docs/access.md).
+   */
+  readonly tokens?: ApiTokens | undefined;
 }
 
 // Every answer is built by `Response.json` (or is an empty 204): a Response whose only header is
@@ -163,25 +169,32 @@ export function rpcRequestHandler(
   options: RpcHandlerOptions = {},
 ): RpcRequestHandler {
   const noteGarbage = options.noteGarbage;
-  const answer = (value: unknown) => sendReply(dispatchJson(value, services, methods));
+  const tokens = options.tokens;
   const notJson = (err: unknown): Response =>
     err instanceof SyntaxError ? send(parseErrorReply(err)) : unreadable(err);
   const streamedUnreadable = (err: unknown): Response => {
     noteGarbage?.(WHOLE_BODY_MAX_BYTES);
     return unreadable(err);
   };
-  const answerStreamed = (body: RpcBody): Response | Promise<Response> => {
-    if (noteGarbage !== undefined && body.received > 0) noteGarbage(body.received);
-    switch (body.kind) {
-      case "text":
-        return sendReply(dispatchText(body.text, services, methods));
-      case "too-large":
-        return tooLarge(body);
-      case "batch-too-large":
-        return batchTooLarge(body.members);
-    }
-  };
-  return (req: Request): Promise<Response> => {
+  /** The answers to a parsed body and to a streamed one, for a caller with `scopes`. */
+  const answers = (scopes: ReadonlySet<Scope> | undefined) => ({
+    answer: (value: unknown) => sendReply(dispatchJson(value, services, methods, scopes)),
+    answerStreamed: (body: RpcBody): Response | Promise<Response> => {
+      if (noteGarbage !== undefined && body.received > 0) noteGarbage(body.received);
+      switch (body.kind) {
+        case "text":
+          return sendReply(dispatchText(body.text, services, methods, scopes));
+        case "too-large":
+          return tooLarge(body);
+        case "batch-too-large":
+          return batchTooLarge(body.members);
+      }
+    },
+  });
+  const handle = (
+    req: Request,
+    { answer, answerStreamed }: ReturnType<typeof answers>,
+  ): Promise<Response> => {
     try {
       const type = req.headers.get("content-type");
       if (!isJsonContentType(type)) return unsupportedType(req, type);
@@ -197,5 +210,30 @@ export function rpcRequestHandler(
     } catch (err) {
       return Promise.resolve(unreadable(err)); // the request was closed under us
     }
+  };
+  if (tokens === undefined) {
+    const open = answers(undefined); // built once: no closure per request
+    return (req) => handle(req, open);
+  }
+  const unauthorized = (message: string) =>
+    errorResponse(null, RpcCode.UNAUTHORIZED, `unauthorized: ${message}`);
+  // One set of answers per token (its scopes set is the token's own, kept for the process).
+  const built = new WeakMap<ReadonlySet<Scope>, ReturnType<typeof answers>>();
+  const byScopes = (scopes: ReadonlySet<Scope>) => {
+    let found = built.get(scopes);
+    if (found === undefined) built.set(scopes, found = answers(scopes));
+    return found;
+  };
+  return async (req: Request): Promise<Response> => {
+    const auth = authorize(req, tokens, false, unauthorized);
+    if (auth.refused !== undefined) {
+      try {
+        await req.body?.cancel();
+      } catch {
+        // the body is gone already: the answer is the same
+      }
+      return auth.refused;
+    }
+    return await handle(req, byScopes(auth.caller.scopes));
   };
 }

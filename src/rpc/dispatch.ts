@@ -7,7 +7,7 @@ import { describeError, diskFullError, GatewayError } from "../errors.ts";
 import { requireLicense } from "../license/gate.ts";
 import { logger } from "../log.ts";
 import type { Services } from "../services.ts";
-import type { MethodEntry, MethodTable } from "./method.ts";
+import type { MethodEntry, MethodTable, Scope } from "./method.ts";
 import { validateParams } from "./params.ts";
 
 const log = logger("rpc");
@@ -57,8 +57,9 @@ export async function dispatch(
   text: string,
   services: Services,
   methods: MethodTable,
+  scopes?: ReadonlySet<Scope>,
 ): Promise<RpcReply> {
-  return await dispatchText(text, services, methods);
+  return await dispatchText(text, services, methods, scopes);
 }
 
 /**
@@ -69,6 +70,7 @@ export function dispatchText(
   text: string,
   services: Services,
   methods: MethodTable,
+  scopes?: ReadonlySet<Scope>,
 ): RpcReply | Promise<RpcReply> {
   let value: unknown;
   try {
@@ -76,7 +78,7 @@ export function dispatchText(
   } catch (err) {
     return parseErrorReply(err);
   }
-  return dispatchJson(value, services, methods);
+  return dispatchJson(value, services, methods, scopes);
 }
 
 /** The -32700 reply for a body `JSON.parse` (or `Request.json()`) rejected with `err`. */
@@ -94,9 +96,10 @@ export function dispatchJson(
   value: unknown,
   services: Services,
   methods: MethodTable,
+  scopes?: ReadonlySet<Scope>,
 ): RpcReply | Promise<RpcReply> {
   if (!Array.isArray(value)) {
-    const response = handleOne(value, services, methods, true);
+    const response = handleOne(value, services, methods, true, scopes);
     return response instanceof Promise ? response.then(singleReply) : singleReply(response);
   }
   if (value.length === 0) {
@@ -112,7 +115,7 @@ export function dispatchJson(
     );
     return { status: 200, body };
   }
-  return dispatchBatch(value, services, methods);
+  return dispatchBatch(value, services, methods, scopes);
 }
 
 function singleReply(response: RpcResponse | undefined): RpcReply {
@@ -123,6 +126,7 @@ async function dispatchBatch(
   members: unknown[],
   services: Services,
   methods: MethodTable,
+  scopes: ReadonlySet<Scope> | undefined,
 ): Promise<RpcReply> {
   // Members run one after another, so their side effects (e.g. sends) keep the batch's order.
   const responses: RpcResponse[] = [];
@@ -133,7 +137,7 @@ async function dispatchBatch(
       if (skipped !== undefined) responses.push(skipped);
       continue;
     }
-    const response = await handleOne(member, services, methods, false);
+    const response = await handleOne(member, services, methods, false, scopes);
     if (response === undefined) continue;
     responses.push(response);
     chars += jsonLength(response) + 1;
@@ -184,6 +188,7 @@ function handleOne(
   services: Services,
   methods: MethodTable,
   single: boolean,
+  scopes: ReadonlySet<Scope> | undefined,
 ): RpcResponse | undefined | Promise<RpcResponse | undefined> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return invalidRequest(null, "a request must be a JSON object");
@@ -204,7 +209,10 @@ function handleOne(
   if (notification) {
     // Run for its effects; whatever it answers is dropped.
     const entry = methods.get(method);
-    if (entry !== undefined && (params === undefined || Array.isArray(params))) {
+    if (
+      entry !== undefined && (params === undefined || Array.isArray(params)) &&
+      (scopes === undefined || scopes.has(entry.scope))
+    ) {
       const called = call(entry, params ?? [], id, services);
       if (called instanceof Promise) return called.then(dropResponse);
     }
@@ -214,6 +222,7 @@ function handleOne(
   if (entry === undefined) {
     return errorResponse(id, RpcCode.METHOD_NOT_FOUND, `method not found: "${method}"`);
   }
+  if (scopes !== undefined && !scopes.has(entry.scope)) return outOfScope(id, entry, scopes);
   if (params !== undefined && !Array.isArray(params)) {
     return errorResponse(
       id,
@@ -226,6 +235,19 @@ function handleOne(
     return called instanceof Promise ? called.then(voidReply) : voidReply(called);
   }
   return called;
+}
+
+/**
+ * The answer to a call its API token's scopes do not cover: -32003, naming the scope needed and
+ * the token's (docs/access.md#scopes). The method is not run.
+ */
+function outOfScope(id: RpcId, entry: MethodEntry, scopes: ReadonlySet<Scope>): RpcResponse {
+  const held = scopes.size === 0 ? "none" : [...scopes].join(", ");
+  return errorResponse(
+    id,
+    RpcCode.FORBIDDEN,
+    `forbidden: ${entry.name} needs the "${entry.scope}" scope; this API token has ${held}`,
+  );
 }
 
 function dropResponse(): undefined {

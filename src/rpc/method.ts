@@ -7,6 +7,7 @@ import { openRpcDocument } from "./openrpc.ts";
 
 export {
   ACCOUNT_PARAM,
+  ALL_SCOPES,
   type FieldSpec,
   type FieldType,
   method,
@@ -20,6 +21,7 @@ export {
   type ParamValues,
   type ResultSpec,
   type ResultType,
+  type Scope,
 } from "./method_entry.ts";
 
 /** Name of the OpenRPC service-discovery method every table answers. */
@@ -71,6 +73,7 @@ export function createMethodTable(entries: readonly MethodEntry[]): MethodTable 
   const discover: MethodEntry = {
     name: DISCOVER_METHOD,
     summary: "Describes every method of this gateway as an OpenRPC 1.2 document.",
+    scope: "read",
     params: [],
     result: { type: "object", description: "OpenRPC 1.2 document" },
     handler: () => document ??= openRpcDocument(own),

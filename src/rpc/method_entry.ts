@@ -107,10 +107,23 @@ export interface ResultSpec {
   readonly description: string;
 }
 
+/**
+ * What an API token must allow to call a method (docs/access.md#scopes): `read` looks (get_*,
+ * list_*, status), `send` sends or changes messages and chats (and everything that makes the
+ * account talk to a peer: joins, invitations, grants, revocations), `admin` runs the box (license,
+ * deleting quarantined mail). Checked only when API tokens are on.
+ */
+export type Scope = "read" | "send" | "admin";
+
+/** Every scope, in the order docs list them. */
+export const ALL_SCOPES: readonly Scope[] = Object.freeze(["read", "send", "admin"] as const);
+
 /** One RPC method: its contract (documented and published by `rpc.discover`) and its handler. */
 export interface MethodEntry {
   readonly name: string;
   readonly summary: string;
+  /** The scope an API token needs to call it (see `Scope`). */
+  readonly scope: Scope;
   readonly params: readonly ParamSpec[];
   readonly result: ResultSpec;
   /** Requires an active license; dispatch answers -32001 before the handler runs otherwise. */

@@ -54,6 +54,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
   assert.deepEqual(a.positionals, ["7", "/x"]);
   assert.deepEqual(a.options, { text: "hi" });
   assert.deepEqual(a.global, {
+    token: undefined,
     url: undefined,
     json: true,
     timeoutMs: 5,
@@ -68,7 +69,7 @@ Deno.test("parseArgs() takes global options on both sides of the command and sto
   assert.deepEqual(c.positionals, ["1", "--text", "-5"]);
   assert.deepEqual(parseArgs(["send-file", "-5", "x"], options).positionals, ["-5", "x"]);
   assert.throws(() => parseArgs(["events", "--text", "x"], options), UsageError);
-  assert.equal(GLOBAL_OPTIONS.length, 6);
+  assert.equal(GLOBAL_OPTIONS.length, 7);
 });
 
 Deno.test("parseParams() accepts only a JSON array", () => {

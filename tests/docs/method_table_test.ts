@@ -63,6 +63,7 @@ Deno.test("deno task docs runs the generator and formats the document", () => {
 Deno.test("the generator: aliases beside their method, void and gated marked, | escaped", () => {
   const base = {
     params: [{ name: "account_id", type: "u32", description: "" }],
+    scope: "send",
     handler: () => null,
   } as const;
   const entries: MethodEntry[] = [
@@ -85,11 +86,13 @@ Deno.test("the generator: aliases beside their method, void and gated marked, | 
       ...base,
       params: [...base.params, { name: "id", type: "u32?", description: "" }],
       name: "get_y",
+      scope: "read",
       summary: "Reads y.",
       result: { type: "object", description: "{a|b}" },
     },
     {
       name: "rpc.z",
+      scope: "admin",
       summary: "Z.",
       params: [],
       result: { type: "object", description: "Z" },
@@ -99,11 +102,11 @@ Deno.test("the generator: aliases beside their method, void and gated marked, | 
   assert.equal(
     renderMethodTable(entries),
     [
-      "| Method | Params | Result | License | Summary |",
-      "| --- | --- | --- | --- | --- |",
-      "| `secure_x` (also `privitty_x`) | `[1]` | none (HTTP 204) | required | Does x. |",
-      "| `get_y` | `[1, id: u32?]` | `object`: {a\\|b} |  | Reads y. |",
-      "| `rpc.z` | none | `object`: Z |  | Z. |",
+      "| Method | Params | Result | Scope | License | Summary |",
+      "| --- | --- | --- | --- | --- | --- |",
+      "| `secure_x` (also `privitty_x`) | `[1]` | none (HTTP 204) | send | required | Does x. |",
+      "| `get_y` | `[1, id: u32?]` | `object`: {a\\|b} | read |  | Reads y. |",
+      "| `rpc.z` | none | `object`: Z | admin |  | Z. |",
     ].join("\n"),
   );
   assert.deepEqual(tableRows("| a | `x\\|y` |\n|:--|--:|\ntext"), [["a", "`x\\|y`"], [

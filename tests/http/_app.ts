@@ -3,6 +3,7 @@
  * fingerprint, an injectable clock and an injectable `openProtectedFile`.
  */
 import { EventBus, type EventBusOptions } from "../../src/events/bus.ts";
+import type { AllowedHosts, ApiTokens, CorsSetting } from "../../src/http/access.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { AuthRateLimit } from "../../src/http/auth_rate_limit.ts";
 import { serviceHealth } from "../../src/http/health_route.ts";
@@ -16,7 +17,9 @@ export const TEST_FINGERPRINT = "0f".repeat(32);
 
 /** Options of `testApp`. */
 export interface TestAppOptions {
-  readonly cors?: boolean;
+  readonly cors?: CorsSetting;
+  readonly allowedHosts?: AllowedHosts;
+  readonly tokens?: ApiTokens;
   readonly ssePingMs?: number;
   readonly license?: string;
   readonly bus?: EventBusOptions;
@@ -50,6 +53,8 @@ export function testApp(options: TestAppOptions = {}) {
     ssePingMs: options.ssePingMs ?? 60_000,
     health: serviceHealth(services),
     ...(options.authRateLimit === undefined ? {} : { authRateLimit: options.authRateLimit }),
+    ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
+    ...(options.tokens === undefined ? {} : { tokens: options.tokens }),
     ...(options.noteGarbage === undefined ? {} : { noteGarbage: options.noteGarbage }),
   });
   const close = () => {

@@ -4,6 +4,7 @@
  * through a relay outage, SSE, and the CLI as a client.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { spawnDaemon } from "../_helpers/daemon.ts";
 import { startRelay } from "../_helpers/relay.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
@@ -199,4 +200,58 @@ Deno.test("daemon provisions on a real relay, restarts idempotently and follows 
       assert.equal(mode & 0o077, 0, `${e.name} is readable by others (${mode.toString(8)})`);
     }
   });
+});
+
+/** One raw HTTP/1.1 request with its own Host header (fetch sets Host itself); the status. */
+async function rawStatus(port: number, host: string, path: string): Promise<number> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const head = `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(head));
+    const buf = new Uint8Array(256);
+    const n = await conn.read(buf);
+    return Number(
+      /^HTTP\/1\.1 (\d{3})/.exec(new TextDecoder().decode(buf.subarray(0, n ?? 0)))?.[1],
+    );
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("the real daemon with an API tokens file (read where start.sh grants it): 401, scopes, Host check, no token in its log", async () => {
+  await using relay = await startRelay();
+  await using tmp = await makeTempDir("daemon-tokens");
+  const reader = "daemon-reader-token-0123456789";
+  const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+  const tokensFile = `${tmp.path}/api_tokens`; // outside the data directory
+  await Deno.writeTextFile(tokensFile, `# test\ndashboard read sha256:${sha(reader)}\n`);
+  await using d = spawnDaemon({
+    relay,
+    dataDir: `${tmp.path}/data`,
+    env: { EDGE_API_TOKENS_FILE: tokensFile },
+  });
+  await d.waitHealthy();
+  const call = (method: string, params: unknown[], token?: string) =>
+    fetch(`${d.url}/rpc`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", method, params, id: 1 }),
+    });
+  const none = await call("get_info", [1]);
+  assert.equal(none.status, 401);
+  assert.equal((await none.json()).error.code, -32002);
+  const info = await call("get_info", [1], reader);
+  assert.equal(info.status, 200);
+  assert.ok("result" in await info.json());
+  const send = await (await call("send_msg", [1, 10, { text: "hi" }], reader)).json();
+  assert.equal(send.error.code, -32003);
+  assert.equal(await rawStatus(d.port, `127.0.0.1:${d.port}`, "/health"), 200);
+  assert.equal(await rawStatus(d.port, "rebind.attacker.test", "/health"), 200, "/health is open");
+  assert.equal(await rawStatus(d.port, "rebind.attacker.test", "/stream/1"), 403);
+  assert.match(d.output(), /API tokens on: \/rpc and \/events need one \(1 configured\)/);
+  assert.doesNotMatch(d.output(), new RegExp(reader), "the token is never logged");
+  assert.equal(await d.stop(), 0, d.output());
 });

@@ -53,6 +53,12 @@ Deno.test("Dockerfile's entry point serves the docker run line and the compose c
   assert.equal(runsDaemon([...entrypoint.slice(1), "license", "status"]), false);
 });
 
+Deno.test("Dockerfile listens on every interface inside the container (the daemon's default is loopback)", () => {
+  // The PRIVITTY_ twin: a user's EDGE_HOST, PRIVITTY_HOST, --host or --listen still wins.
+  assert.ok(finalStage.includes("ENV PRIVITTY_HOST=0.0.0.0"), "ENV PRIVITTY_HOST=0.0.0.0");
+  assert.ok(!finalStage.some((l) => /EDGE_HOST=/.test(l)), "no image-set EDGE_HOST");
+});
+
 Deno.test("Dockerfile sets glibc's mmap threshold as scripts/start.sh does", () => {
   const start = Deno.readTextFileSync(new URL("../../scripts/start.sh", import.meta.url));
   const fromStart = /MALLOC_MMAP_THRESHOLD_:-(\d+)/.exec(start)?.[1];

@@ -90,6 +90,7 @@ async function jail(
     ],
     clearEnv: true,
     env: {
+      ...IMAGE_ENV,
       PRIVITTY_SERVER: relay.httpOrigin,
       DENO_CERT: "/relay-ca.pem",
       HOME: "/tmp",
@@ -144,6 +145,14 @@ async function rpc(url: string, method: string, params: unknown[]): Promise<unkn
   });
   return (await res.json()).result;
 }
+
+/** What the image's final stage sets that the daemon reads (the Dockerfile's `PRIVITTY_HOST`). */
+const IMAGE_ENV: Record<string, string> = (() => {
+  const text = Deno.readTextFileSync(new URL("../../Dockerfile", import.meta.url));
+  const host = /^ENV PRIVITTY_HOST=(\S+)$/m.exec(text)?.[1];
+  if (host === undefined) throw new Error("the Dockerfile sets no PRIVITTY_HOST");
+  return { PRIVITTY_HOST: host };
+})();
 
 /**
  * The product's docker run line (docs/product-compat.md#container): no command, so the image's

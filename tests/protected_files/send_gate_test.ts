@@ -115,3 +115,29 @@ Deno.test("a .prv that waited for a join goes out with its forward PDUs, as a se
     await t.done();
   }
 });
+
+Deno.test("without a license a .prv forwarded at once is refused at the call, nothing stored", async () => {
+  // No join involved: Bob sends his copy into his existing chat with Alice (verified at once).
+  const license = new FakeLicense("active");
+  await using p = await prvPair({ bob: license });
+  const { bobMsg } = await protectAndSend(p, new Uint8Array(300), FORWARDABLE, "plan.pdf");
+  await exchange(p);
+  const received = p.bob.store.msgs.get(bobMsg)!;
+  const copy = blobPath(p.bob.ctx.blobDir, received.file);
+  license.current = "no_license";
+  const before = p.bob.store.countMessages();
+  await using file = await openAttachableFile(
+    copy,
+    { filesDir: p.filesDir, dataDir: dirname(p.bob.ctx.blobDir), blobDir: p.bob.ctx.blobDir },
+    { method: "send_msg", verb: "sent" },
+  );
+  await assert.rejects(
+    new Messages(p.bob.ctx).createOutgoing(
+      { chatId: received.chatId, file: { source: file } },
+      p.bob.send,
+    ),
+    (err) => err instanceof GatewayError && err.code === RpcCode.LICENSE_REQUIRED,
+  );
+  assert.equal(p.bob.store.countMessages(), before, "nothing stored");
+  assert.equal(p.bob.outbox.length, 0, "nothing queued");
+});

@@ -13,7 +13,11 @@ import {
 /** Every handler call, in order (`name:args`); tests clear it. */
 export const calls: string[] = [];
 
-const base = { summary: "test", result: { type: "any", description: "" } } as const;
+const base = {
+  summary: "test",
+  scope: "read",
+  result: { type: "any", description: "" },
+} as const;
 const ACC = { name: "account_id", type: "u32", description: "" } as const;
 const fail = (err: unknown) => () => {
   throw err;

@@ -11,6 +11,7 @@ import { fakeServices } from "./_fake_services.ts";
 const entry = (name: string): MethodEntry => ({
   name,
   summary: `does ${name}`,
+  scope: "read",
   params: [],
   result: { type: "null", description: "" },
   handler: () => null,

@@ -22,6 +22,7 @@ import { typedMethod } from "./_test_methods.ts";
 const getConfigLike: MethodEntry = {
   name: "get_config",
   summary: "",
+  scope: "read",
   params: [
     { name: "account_id", type: "u32", description: "" },
     { name: "key", type: "string", description: "" },

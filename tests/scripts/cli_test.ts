@@ -48,7 +48,7 @@ Deno.test("cli.sh grants reading --accounts and writing --out only, both made ab
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=EDGE_URL,PRIVITTY_URL",
+    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN",
     "--allow-sys=networkInterfaces",
     "--allow-read=/etc/machine-id",
     `${ROOT}main.ts`,
@@ -60,7 +60,7 @@ Deno.test("cli.sh grants reading --accounts and writing --out only, both made ab
   assert.deepEqual(named.slice(1, 7), [
     "--no-prompt",
     "--allow-net",
-    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_LICENSE_TRUSTED_KEYS",
+    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,EDGE_LICENSE_TRUSTED_KEYS",
     "--allow-sys=networkInterfaces",
     "--allow-read=/etc/machine-id,/home/u/data,/home/u/keys/a.pem,/k/b.pem",
     "--allow-write=/home/u/f.pdf",

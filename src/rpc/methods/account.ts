@@ -21,6 +21,7 @@ const CONFIG_READERS: Record<string, (s: Services) => string | null> = {
  */
 export const getConfig = method({
   name: "get_config",
+  scope: "read",
   summary: "Reads an account setting: addr (e-mail address) or displayname.",
   params: [
     ACCOUNT_PARAM,
@@ -89,6 +90,7 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
  */
 export const getInfo = method({
   name: "get_info",
+  scope: "read",
   summary: "Technical details of the account and daemon, all values strings.",
   params: [ACCOUNT_PARAM],
   result: { type: "map<string,string>", description: "Key → value, e.g. dbsize, blobdir." },
@@ -101,6 +103,7 @@ export const getInfo = method({
  */
 export const getConnectivity = method({
   name: "get_connectivity",
+  scope: "read",
   summary: "Current connectivity level of the mail connection.",
   params: [ACCOUNT_PARAM],
   result: { type: "u32", description: "Level: 0, 1000-1999, 2000-2999, 3000-3999, 4000+." },

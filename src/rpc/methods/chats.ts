@@ -30,6 +30,7 @@ const CHAT_ID = {
  */
 export const createChatByContactId = method({
   name: "create_chat_by_contact_id",
+  scope: "send",
   summary: "Gets the 1:1 chat with a contact, creating it if needed.",
   params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "The peer." }],
   result: { type: "u32", description: "Chat id." },
@@ -43,6 +44,7 @@ export const createChatByContactId = method({
  */
 export const getChatContacts = method({
   name: "get_chat_contacts",
+  scope: "read",
   summary: "Member contact ids of a chat, including 1 (self).",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "array<u32>", description: "Contact ids; 1:1 chats give [1, peer]." },
@@ -55,6 +57,7 @@ export const getChatContacts = method({
  */
 export const getChatlistEntries = method({
   name: "get_chatlist_entries",
+  scope: "read",
   summary: "Chat ids for the chat list, newest activity first.",
   params: [
     ACCOUNT_PARAM,
@@ -97,6 +100,7 @@ function chatListItem(chats: Chats, contacts: Contacts, id: number): ChatListRes
  */
 export const getChatlistItemsByEntries = method({
   name: "get_chatlist_items_by_entries",
+  scope: "read",
   summary: "Chat list items for chat ids, keyed by id.",
   params: [ACCOUNT_PARAM, { name: "chat_ids", type: "array<u32>", description: "Chat ids." }],
   result: { type: "map<string,object>", description: "Chat id → ChatListItem or Error." },
@@ -111,6 +115,7 @@ export const getChatlistItemsByEntries = method({
 /** `get_basic_chat_info [account_id, chat_id]` → BasicChat. Unknown chat → -1. */
 export const getBasicChatInfo = method({
   name: "get_basic_chat_info",
+  scope: "read",
   summary: "Basic facts of a chat: name, type, flags.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "object", description: "BasicChat {id, name, chatType, isEncrypted, …}" },
@@ -128,6 +133,7 @@ export const getBasicChatInfo = method({
  */
 export const getFullChatById = method({
   name: "get_full_chat_by_id",
+  scope: "read",
   summary: "Everything about a chat, with its member ids.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "object", description: "FullChat {…BasicChat, contactIds, freshMessageCounter}" },
@@ -157,6 +163,7 @@ export const getFullChatById = method({
  */
 export const getChatEphemeralTimer = method({
   name: "get_chat_ephemeral_timer",
+  scope: "read",
   summary: "The chat's disappearing-messages timer in seconds as its peer set it (0: off).",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "u32", description: "Seconds; 0 when off." },

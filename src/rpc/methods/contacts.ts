@@ -14,6 +14,7 @@ import { toContactObject } from "../types.ts";
  */
 export const getContactIds = method({
   name: "get_contact_ids",
+  scope: "read",
   summary: "Lists contact ids: key-contacts by default; flags 0x02 add self, 0x04 address-only.",
   params: [
     ACCOUNT_PARAM,
@@ -31,6 +32,7 @@ export const getContactIds = method({
  */
 export const lookupContactIdByAddr = method({
   name: "lookup_contact_id_by_addr",
+  scope: "read",
   summary: "Finds the contact id of an e-mail address (null when no contact exists).",
   params: [ACCOUNT_PARAM, { name: "addr", type: "string", description: "E-mail address." }],
   result: { type: "u32?", description: "The contact id, or null." },
@@ -44,6 +46,7 @@ export const lookupContactIdByAddr = method({
  */
 export const getContact = method({
   name: "get_contact",
+  scope: "read",
   summary: "Reads one contact (1 is this account).",
   params: [ACCOUNT_PARAM, { name: "contact_id", type: "u32", description: "Contact id." }],
   result: { type: "object", description: "Contact {id, address, displayName, isVerified, …}" },

@@ -27,6 +27,7 @@ const CONTACT_ID = {
  */
 export const createGroupChat = method({
   name: "create_group_chat",
+  scope: "send",
   summary: "Creates an encrypted group with you as its only member.",
   params: [
     ACCOUNT_PARAM,
@@ -44,6 +45,7 @@ export const createGroupChat = method({
  */
 export const addContactToChat = method({
   name: "add_contact_to_chat",
+  scope: "send",
   summary: "Adds a contact with a key to a group and tells every member.",
   params: [ACCOUNT_PARAM, CHAT_ID, CONTACT_ID],
   result: { type: "null", description: "Nothing" },
@@ -59,6 +61,7 @@ export const addContactToChat = method({
  */
 export const removeContactFromChat = method({
   name: "remove_contact_from_chat",
+  scope: "send",
   summary: "Removes a member from a group (1: leave it) and tells the members.",
   params: [ACCOUNT_PARAM, CHAT_ID, CONTACT_ID],
   result: { type: "null", description: "Nothing" },
@@ -75,6 +78,7 @@ export const removeContactFromChat = method({
  */
 export const leaveGroup = method({
   name: "leave_group",
+  scope: "send",
   summary: "Leaves a group or a channel you subscribe to.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "null", description: "Nothing" },
@@ -91,6 +95,7 @@ export const leaveGroup = method({
  */
 export const createBroadcast = method({
   name: "create_broadcast",
+  scope: "send",
   summary: "Creates a broadcast channel you own; people subscribe by its invite.",
   params: [ACCOUNT_PARAM, { name: "chat_name", type: "string", description: "Its name." }],
   result: { type: "u32", description: "The channel's chat id." },
@@ -100,6 +105,7 @@ export const createBroadcast = method({
 /** `set_chat_name [account_id, chat_id, new_name]` → nothing (HTTP 204); every member follows. */
 export const setChatName = method({
   name: "set_chat_name",
+  scope: "send",
   summary: "Renames a group for every member.",
   params: [ACCOUNT_PARAM, CHAT_ID, { name: "new_name", type: "string", description: "Name." }],
   result: { type: "null", description: "Nothing" },
@@ -118,6 +124,7 @@ const AVATAR_USE: FileUse = { method: "set_chat_profile_image", verb: "used as g
  */
 export const setChatProfileImage = method({
   name: "set_chat_profile_image",
+  scope: "send",
   summary: "Sets (a file path) or removes (null) the group image for every member.",
   params: [
     ACCOUNT_PARAM,
@@ -150,6 +157,7 @@ export const setChatProfileImage = method({
 /** `get_past_chat_contacts [account_id, chat_id]` → contacts removed within the last 60 days. */
 export const getPastChatContacts = method({
   name: "get_past_chat_contacts",
+  scope: "read",
   summary: "Contacts removed from a group within the last 60 days.",
   params: [ACCOUNT_PARAM, CHAT_ID],
   result: { type: "array<u32>", description: "Contact ids." },

@@ -12,6 +12,7 @@ import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
  */
 export const licenseStatus = method({
   name: "license_status",
+  scope: "read",
   summary: "Shows the license status (no_license when none is installed) and why.",
   params: [ACCOUNT_PARAM],
   result: { type: "object", description: "{status, reason, license_id?, expires_at?, …}" },
@@ -26,6 +27,7 @@ export const licenseStatus = method({
  */
 export const licenseActivate = method({
   name: "license_activate",
+  scope: "admin",
   summary: "Activates a license from its delivery URL (takes effect at once).",
   params: [ACCOUNT_PARAM, { name: "url", type: "string", description: "License delivery URL." }],
   result: { type: "object", description: "The new license status, as license_status." },
@@ -39,6 +41,7 @@ export const licenseActivate = method({
  */
 export const licenseSync = method({
   name: "license_sync",
+  scope: "admin",
   summary: "Refreshes the installed license from its issuer (renewal, revocation).",
   params: [ACCOUNT_PARAM],
   result: { type: "object", description: "The license status after the refresh." },
@@ -52,6 +55,7 @@ export const licenseSync = method({
  */
 export const licenseDeactivate = method({
   name: "license_deactivate",
+  scope: "admin",
   summary: "Deactivates the license on this device and frees its seat.",
   params: [ACCOUNT_PARAM],
   result: { type: "null", description: "Nothing" },

@@ -11,6 +11,7 @@ import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
  */
 export const sendEditRequest = method({
   name: "send_edit_request",
+  scope: "send",
   summary: "Replaces the text of one of our sent messages, here and for the chat's members.",
   params: [
     ACCOUNT_PARAM,
@@ -28,6 +29,7 @@ export const sendEditRequest = method({
  */
 export const deleteMessagesForAll = method({
   name: "delete_messages_for_all",
+  scope: "send",
   summary: "Deletes our sent messages here and on the chat members' devices.",
   params: [
     ACCOUNT_PARAM,

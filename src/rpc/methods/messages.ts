@@ -117,6 +117,7 @@ const SEND_USE: FileUse = { method: "send_msg", verb: "sent" };
  */
 export const sendMsg = method({
   name: "send_msg",
+  scope: "send",
   summary: "Sends a text or file message to a chat.",
   params: [
     ACCOUNT_PARAM,
@@ -147,6 +148,7 @@ export const sendMsg = method({
  */
 export const getMessageIds = method({
   name: "get_message_ids",
+  scope: "read",
   summary: "Message ids of a chat, oldest first (9 = day marker when asked).",
   params: [
     ACCOUNT_PARAM,
@@ -169,6 +171,7 @@ export const getMessageIds = method({
  */
 export const getMessages = method({
   name: "get_messages",
+  scope: "read",
   summary: "Message objects for message ids, keyed by id.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "map<string,object>", description: "Message id → message or loadingError." },
@@ -188,6 +191,7 @@ export const getMessages = method({
 /** `get_message [account_id, message_id]` → message object. Unknown id → -1. */
 export const getMessage = method({
   name: "get_message",
+  scope: "read",
   summary: "One message object.",
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "Message {id, chatId, fromId, text, state, …}" },
@@ -206,6 +210,7 @@ export const getMessage = method({
  */
 export const markseenMsgs = method({
   name: "markseen_msgs",
+  scope: "send",
   summary: "Marks incoming messages as seen and sends the read receipts asked for.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },
@@ -216,6 +221,7 @@ export const markseenMsgs = method({
 /** `get_fresh_msgs [account_id]` → ids of fresh incoming messages of all chats, newest first. */
 export const getFreshMsgs = method({
   name: "get_fresh_msgs",
+  scope: "read",
   summary: "Ids of unread incoming messages, newest first.",
   params: [ACCOUNT_PARAM],
   result: { type: "array<u32>", description: "Message ids." },
@@ -229,6 +235,7 @@ export const getFreshMsgs = method({
  */
 export const deleteMessages = method({
   name: "delete_messages",
+  scope: "send",
   summary: "Deletes messages (and their files) on this device.",
   params: [ACCOUNT_PARAM, MESSAGE_IDS],
   result: { type: "null", description: "Nothing" },

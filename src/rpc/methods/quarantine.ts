@@ -26,6 +26,7 @@ function idOf(value: number): number {
  */
 export const listQuarantinedMails = method({
   name: "list_quarantined_mails",
+  scope: "read",
   summary: "Mails kept whole after reception failed on them several times, oldest first.",
   params: [ACCOUNT_PARAM],
   result: {
@@ -51,6 +52,7 @@ export const listQuarantinedMails = method({
  */
 export const retryQuarantinedMail = method({
   name: "retry_quarantined_mail",
+  scope: "send",
   summary: "Runs a quarantined mail through reception again; it leaves the quarantine if taken.",
   params: [ACCOUNT_PARAM, ID_PARAM],
   result: { type: "object", description: "{outcome: received|quarantined, kind|reason}" },
@@ -60,6 +62,7 @@ export const retryQuarantinedMail = method({
 /** `delete_quarantined_mail [account_id, id]` → nothing (HTTP 204): dropped. Unknown id → -1. */
 export const deleteQuarantinedMail = method({
   name: "delete_quarantined_mail",
+  scope: "admin",
   summary: "Drops a quarantined mail for good.",
   params: [ACCOUNT_PARAM, ID_PARAM],
   result: { type: "null", description: "Nothing." },

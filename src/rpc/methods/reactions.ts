@@ -12,6 +12,7 @@ import { toReactionsObject } from "../types.ts";
  */
 export const getMessageReactions = method({
   name: "get_message_reactions",
+  scope: "read",
   summary: "The reactions on a message, by contact and by emoji; null without any.",
   params: [ACCOUNT_PARAM, { name: "message_id", type: "u32", description: "Message id." }],
   result: { type: "object", description: "{reactionsByContact, reactions} or null" },
@@ -29,6 +30,7 @@ export const getMessageReactions = method({
  */
 export const sendReaction = method({
   name: "send_reaction",
+  scope: "send",
   summary: "Sets our reaction to a message (first emoji; empty removes it) and sends it.",
   params: [
     ACCOUNT_PARAM,

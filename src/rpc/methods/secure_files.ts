@@ -44,6 +44,7 @@ const SEND_RESULT = {
  */
 export const secureSendFile = method({
   name: "secure_send_file",
+  scope: "send",
   summary: "Encrypts a file with access rules for a 1:1 chat (license required).",
   params: [ACCOUNT_PARAM, P.chatId, P.peer, P.path, P.download, P.forward, P.minutes],
   result: SEND_RESULT,
@@ -71,6 +72,7 @@ export const secureSendFile = method({
  */
 export const secureSendGroupFile = method({
   name: "secure_send_group_file",
+  scope: "send",
   summary: "Encrypts a file with access rules for a group chat (license required).",
   params: [ACCOUNT_PARAM, P.chatId, P.path, P.download, P.forward, P.minutes],
   result: SEND_RESULT,
@@ -104,6 +106,7 @@ export const secureSendGroupFile = method({
  */
 export const secureGetFileIdByPath = method({
   name: "secure_get_file_id_by_path",
+  scope: "read",
   summary: "Resolves the protected file id of a .prv path, before revocation (license required).",
   params: [ACCOUNT_PARAM, {
     name: "file_path",
@@ -125,6 +128,7 @@ export const secureGetFileIdByPath = method({
  */
 export const secureRevokeFileAccess = method({
   name: "secure_revoke_file_access",
+  scope: "send",
   summary: "Revokes a peer's access to a file sent earlier (license required).",
   params: [
     ACCOUNT_PARAM,
@@ -149,6 +153,7 @@ export const secureRevokeFileAccess = method({
  */
 export const secureGetFileStatus = method({
   name: "secure_get_file_status",
+  scope: "read",
   summary: "The access state and rules of a message's protected file.",
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "object", description: "{file_id, state, reason, allow_download, …}" },
@@ -162,6 +167,7 @@ export const secureGetFileStatus = method({
  */
 export const secureRequestFileAccess = method({
   name: "secure_request_file_access",
+  scope: "send",
   summary: "Asks the owner to renew access to an expired received file.",
   params: [ACCOUNT_PARAM, P.msgId],
   result: { type: "null", description: "Nothing" },
@@ -176,6 +182,7 @@ export const secureRequestFileAccess = method({
  */
 export const secureRespondAccessRequest = method({
   name: "secure_respond_access_request",
+  scope: "send",
   summary: "Grants or denies a recipient's pending renewal request (license required).",
   params: [
     ACCOUNT_PARAM,

@@ -15,6 +15,7 @@ import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
  */
 export const getChatSecurejoinQrCode = method({
   name: "get_chat_securejoin_qr_code",
+  scope: "send",
   summary: "Creates an invite link (OPENPGP4FPR:…): 1:1 with null, else to join the group.",
   params: [
     ACCOUNT_PARAM,
@@ -34,6 +35,7 @@ export const getChatSecurejoinQrCode = method({
  */
 export const secureJoin = method({
   name: "secure_join",
+  scope: "send",
   summary: "Joins a peer through their invite link; returns the 1:1 chat id at once.",
   params: [
     ACCOUNT_PARAM,
