@@ -7,7 +7,8 @@ import type { Command } from "../command.ts";
 /** The `serve` command (run by main.ts, not by the CLI). */
 export const serve: Command = {
   name: "serve",
-  usage: "serve [--port P] [--host H] [--data-dir D] [--cors] (or --listen HOST:PORT --accounts D)",
+  usage:
+    "serve [--port P] [--host H] [--data-dir D] [--cors[=ORIGINS]] (or --listen HOST:PORT --accounts D)",
   summary: "run the gateway daemon (the default when no command is given)",
   http: "serves POST /rpc, GET /events, GET /health, POST /auth, GET /stream/:msg_id",
   details: "Run 'edge-gateway serve --help' for every daemon option and environment variable.",
