@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { ConfigError } from "../errors.ts";
 import { ALL_SCOPES, type Scope } from "../rpc/method_entry.ts";
+import { bearerToken, TOKEN_CHALLENGE } from "./bearer.ts";
 
 /** `--allowed-hosts`: extra host names, or `"*"` (no Host check). */
 export type AllowedHosts = readonly string[] | "*";
@@ -204,16 +205,6 @@ export class ApiTokens {
   }
 }
 
-/** The challenge of every 401 answer. */
-export const TOKEN_CHALLENGE = 'Bearer realm="edge-gateway"';
-
-/** The bearer token of an `Authorization` header, if it has the `Bearer` scheme. */
-function bearer(header: string | null): string | undefined {
-  if (header === null) return undefined;
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return m?.[1];
-}
-
 /** The `?access_token=` of a URL (EventSource cannot send headers), if any. */
 function queryToken(url: string): string | undefined {
   const q = url.indexOf("?");
@@ -237,7 +228,7 @@ export function authorize(
   body: (message: string) => unknown,
 ): Authorization {
   const header = req.headers.get("authorization");
-  const presented = bearer(header) ?? (queryAllowed ? queryToken(req.url) : undefined);
+  const presented = bearerToken(header) ?? (queryAllowed ? queryToken(req.url) : undefined);
   const caller = tokens.check(presented);
   if (caller !== undefined) return { caller };
   const message = presented === undefined

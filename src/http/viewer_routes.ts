@@ -17,6 +17,7 @@ import {
   sniffStream,
   type ViewerDeps,
 } from "../viewer/stream.ts";
+import { bearerToken, TOKEN_CHALLENGE } from "./bearer.ts";
 import { readLimitedBody } from "./body.ts";
 
 const log = logger("viewer");
@@ -82,12 +83,6 @@ export function authHandler(sessions: ViewerSessions) {
   };
 }
 
-/** The bearer token of an `Authorization` header, if it has the `Bearer` scheme. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
-  return m?.[1];
-}
-
 /** A JSON answer, as Hono's `c.json` gives it (`content-type: application/json`). */
 function json(body: unknown, status: number, headers?: Record<string, string>): Response {
   return Response.json(body, headers === undefined ? { status } : { status, headers });
@@ -101,11 +96,11 @@ export function viewerAuthFailure(
   sessions: ViewerSessions,
   authorization: string | null | undefined,
 ): Response | undefined {
-  const result = sessions.check(bearerToken(authorization ?? undefined));
+  const result = sessions.check(bearerToken(authorization));
   if (result === "ok") return undefined;
   const challenge = result === "missing"
-    ? 'Bearer realm="edge-gateway"'
-    : `Bearer realm="edge-gateway", error="invalid_token", error_description="token ${result}"`;
+    ? TOKEN_CHALLENGE
+    : `${TOKEN_CHALLENGE}, error="invalid_token", error_description="token ${result}"`;
   return json({ error: `viewer token ${result}` }, 401, { "WWW-Authenticate": challenge });
 }
 

@@ -1,6 +1,6 @@
 /** Tests of POST /auth and GET /stream/:msg_id: status codes, session rules, sniffed streaming. */
 import assert from "node:assert/strict";
-import { bearerToken, parseRange } from "../../src/http/viewer_routes.ts";
+import { parseRange } from "../../src/http/viewer_routes.ts";
 import { setLogSink } from "../../src/log.ts";
 import { AccessDeniedError, DecryptError, type ProtectedFile } from "../../src/viewer/stream.ts";
 import { chunked, pngBytes } from "../viewer/_fixtures.ts";
@@ -244,14 +244,6 @@ Deno.test("HEAD /stream answers headers and releases the plaintext", async () =>
     assert.equal(res.headers.get("content-disposition"), "inline");
     assert.equal(source.state.cancelled, true);
   });
-});
-
-Deno.test("bearerToken() reads the Bearer scheme only", () => {
-  assert.equal(bearerToken("Bearer abc"), "abc");
-  assert.equal(bearerToken("bearer  abc "), "abc");
-  assert.equal(bearerToken("Basic abc"), undefined);
-  assert.equal(bearerToken("Bearer a b"), undefined);
-  assert.equal(bearerToken(undefined), undefined);
 });
 
 /** A file with `slice()` over `bytes`, as the protected-file source gives one. */
