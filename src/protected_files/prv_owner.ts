@@ -10,7 +10,7 @@ import { Messages } from "../core/chats/mod.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AccessRecord, ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
-import { deviceWrap, secondShare, splitKey } from "./key_shares.ts";
+import { deviceTagOf, deviceWrap, secondShare, splitKey } from "./key_shares.ts";
 import {
   type AccessRules,
   foldPdu,
@@ -121,7 +121,8 @@ export class PrvOwner {
       name,
       mime: mimeOf(name),
       size: enc.plaintextSize,
-      cek: deviceWrap(this.d.deviceKey, "cek", enc.fileUid, enc.cek),
+      cek: deviceWrap(this.d.keys.owner, "cek", enc.fileUid, enc.cek),
+      keyTag: deviceTagOf(this.d.keys.owner),
       allowDownload: req.rules.allow_download,
       allowForward: req.rules.allow_forward,
       durationMinutes: minutes,
@@ -141,9 +142,20 @@ export class PrvOwner {
     };
   }
 
-  /** The CEK of a sent file (stored wrapped under the device key). */
-  cekOf(sent: Pick<SentFileRecord, "fileUid" | "cek">): Uint8Array {
-    return deviceWrap(this.d.deviceKey, "cek", sent.fileUid, sent.cek);
+  /**
+   * The CEK of a sent file (stored wrapped under the owner key). A CEK wrapped under another key
+   * (a v1 row the start could not migrate, docs/identity.md) is an error, never unwrapped: a
+   * wrong CEK would become wrong key shares for every recipient.
+   */
+  cekOf(sent: Pick<SentFileRecord, "id" | "fileUid" | "cek" | "keyTag">): Uint8Array {
+    if (sent.keyTag !== deviceTagOf(this.d.keys.owner)) {
+      throw new GatewayError(
+        `the key of protected file ${sent.id} is wrapped under another device's key (stored by ` +
+          "an earlier build on a device this data directory no longer runs on); it can still " +
+          "be revoked, but no key share can be given for it",
+      );
+    }
+    return deviceWrap(this.d.keys.owner, "cek", sent.fileUid, sent.cek);
   }
 
   /** The sent file whose `.prv` is `blob` (by content hash), or undefined. */
