@@ -275,7 +275,22 @@ export class PrvOwner {
       store.updateAccess(sent.id, contactId, { windowStart, windowEnd });
     }
     if (windowEnd > 0 && now >= windowEnd) return; // expired: only a renewal reopens it
+    if (!this.#keyUsable(sent, contactId)) return;
     await this.#sendGrant(sent, contactId, windowEnd, pdu.request_id);
+  }
+
+  /**
+   * False (logged as an error) when `sent`'s CEK is wrapped under a key this installation does
+   * not hold: a request is then left unanswered rather than answered with a wrong share.
+   */
+  #keyUsable(sent: SentFileRecord, contactId?: number): boolean {
+    if (sent.keyTag === deviceTagOf(this.d.keys.owner)) return true;
+    log.error(
+      "access request not answered: the key of this protected file is wrapped under another " +
+        "device's key (docs/identity.md); it can only be revoked",
+      { file_id: sent.id, contact_id: contactId ?? null },
+    );
+    return false;
   }
 
   /**
@@ -313,6 +328,7 @@ export class PrvOwner {
       });
       return;
     }
+    if (!this.#keyUsable(sent)) return; // before a contact is made for the requester
     const contactId = contactIdOf();
     if (store.accessOf(sent.id, contactId) === undefined) {
       const { s1 } = splitKey(this.cekOf(sent));

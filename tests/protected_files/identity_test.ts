@@ -8,6 +8,7 @@ import { ConfigKey } from "../../src/store/mod.ts";
 import { FileAccessDeniedError } from "../../src/protected_files/service.ts";
 import { protectedFileSource } from "../../src/protected_files/viewer_source.ts";
 import { GatewayError } from "../../src/errors.ts";
+import { setLogSink } from "../../src/log.ts";
 import { RecordingSink } from "../core/_messaging.ts";
 import { pngBytes } from "../viewer/_fixtures.ts";
 import { exchange, protectAndSend, prvPair, readAll, restartAlice, restartBob } from "./_pair.ts";
@@ -75,8 +76,19 @@ Deno.test("a CEK wrapped under another device's key is an error: no key share, n
   await restartBob(p);
   await assert.rejects(() => p.bob.protectedFiles.open(bobMsg), FileAccessDeniedError);
   p.alice.outbox.splice(0);
-  await exchange(p); // Bob's request reaches Alice, who must not answer with a wrong share
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  try {
+    await exchange(p); // Bob's request reaches Alice, who must not answer with a wrong share
+  } finally {
+    setLogSink(prev);
+  }
   assert.equal(p.alice.outbox.length, 0, "no grant went out");
+  assert.ok(
+    lines.some((l) => /ERROR .*access request not answered.*file_id=1/.test(l)),
+    lines.join("\n"),
+  );
+  assert.ok(!lines.some((l) => /receive error/.test(l)), "the request mail itself was fine");
   assert.equal(p.bob.protectedFiles.status(bobMsg).state, "requested");
   const alice = protectedFileSource(p.alice.protectedFiles, new RecordingSink());
   await assert.rejects(
