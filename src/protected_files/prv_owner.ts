@@ -279,12 +279,17 @@ export class PrvOwner {
     await this.#sendGrant(sent, contactId, windowEnd, pdu.request_id);
   }
 
+  /** Whether `sent`'s CEK is wrapped under this installation's owner key (docs/identity.md). */
+  holdsKey(sent: Pick<SentFileRecord, "keyTag">): boolean {
+    return sent.keyTag === deviceTagOf(this.d.keys.owner);
+  }
+
   /**
    * False (logged as an error) when `sent`'s CEK is wrapped under a key this installation does
    * not hold: a request is then left unanswered rather than answered with a wrong share.
    */
   #keyUsable(sent: SentFileRecord, contactId?: number): boolean {
-    if (sent.keyTag === deviceTagOf(this.d.keys.owner)) return true;
+    if (this.holdsKey(sent)) return true;
     log.error(
       "access request not answered: the key of this protected file is wrapped under another " +
         "device's key (docs/identity.md); it can only be revoked",

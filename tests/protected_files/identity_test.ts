@@ -95,6 +95,9 @@ Deno.test("a CEK wrapped under another device's key is an error: no key share, n
     () => alice(aliceMsg),
     (e: Error) => e instanceof GatewayError && /wrapped under another device's key/.test(e.message),
   );
+  const own = p.alice.protectedFiles.status(aliceMsg);
+  assert.equal(own.state, "not_found");
+  assert.match(own.reason, /wrapped under another device's key/);
   // Revoking needs no key and still works.
   await p.alice.protectedFiles.owner.revoke(p.aliceChat, result.file_id, p.bobOnAlice);
   await exchange(p);
