@@ -182,14 +182,6 @@ export class LicenseDb {
     }
   }
 
-  /** Records a sync of a bound device; false when the device holds no seat. */
-  touch(licenseId: string, device: string, now: number): boolean {
-    const r = this.#db.prepare(
-      "UPDATE seats SET last_sync_at = ? WHERE license_id = ? AND device_id = ?",
-    ).run(now, licenseId, device);
-    return Number(r.changes) > 0;
-  }
-
   /** Frees the device's seat; false when it held none. */
   release(licenseId: string, device: string): boolean {
     const r = this.#db.prepare("DELETE FROM seats WHERE license_id = ? AND device_id = ?")
