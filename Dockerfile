@@ -4,7 +4,9 @@
 # links against, a writable /tmp and the data directory (UID 1000).
 #   docker build -t privitty/edge:latest .    (amd64 or arm64, from BuildKit's TARGETARCH)
 #   docker run -d --name privitty-edged -e PRIVITTY_PROFILE=gateway01 -e PRIVITTY_LICENSE_URL=… \
-#     -p 127.0.0.1:7200:7200 -v privitty-data:/var/lib/privitty privitty/edge:latest
+#     -p 127.0.0.1:7200:7200 -v /etc/machine-id:/etc/machine-id:ro \
+#     -v privitty-data:/var/lib/privitty privitty/edge:latest
+#   (the host's machine id, read-only: the license and received files' keys bind to it, docs/identity.md)
 #   compose: command: ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"]
 #   docker exec privitty-edged privitty-edge invite
 

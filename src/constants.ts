@@ -98,6 +98,18 @@ export const LicenseStatus = {
 } as const;
 export type LicenseStatus = typeof LicenseStatus[keyof typeof LicenseStatus];
 
+/**
+ * `license_status`'s `reason_code` (docs/identity.md), beside the free-text reason: set only when
+ * a program should act on it.
+ */
+export const LicenseReasonCode = {
+  /** The data directory runs on another machine than at the last start; activate to re-bind. */
+  INSTALLATION_MOVED: "installation_moved",
+  /** Bound under this device's v1 id (an earlier build); the next sync or activate re-binds. */
+  LEGACY_BINDING: "legacy_binding",
+} as const;
+export type LicenseReasonCode = typeof LicenseReasonCode[keyof typeof LicenseReasonCode];
+
 /** Names of files and directories inside the data directory. */
 export const DataDirLayout = {
   ACCOUNTS_DIR: "accounts",

@@ -64,7 +64,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     dataDir: config.dataDir,
     serverParams: account.serverParams,
     password: account.password,
-    deviceFingerprint: account.device.fingerprint,
+    secretKeys: account.installation.keys,
     noteGarbage: (bytes) => burstGc.note(bytes),
     problems: connectivity,
     license: account.license,

@@ -9,6 +9,7 @@ import { loadIdentity } from "./core/contacts/mod.ts";
 import { InboxReception } from "./core/receive/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
+import type { StoredSecretKeys } from "./protected_files/key_shares.ts";
 import { logger } from "./log.ts";
 import type { Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
@@ -28,8 +29,8 @@ export interface MailRuntimeOptions {
   readonly dataDir: string;
   readonly serverParams: ServerParams;
   readonly password: string;
-  /** The device fingerprint: protected files' stored shares are bound to it. */
-  readonly deviceFingerprint?: string;
+  /** The keys protected files' stored secrets are wrapped under (docs/identity.md). */
+  readonly secretKeys?: StoredSecretKeys;
   /** Told the size of each mail reception went through (`InboxReceptionOptions`). */
   readonly noteGarbage?: (bytes: number) => void;
   /** Told when sending fails because of the device's clock (the daemon's ConnectivityMonitor). */
@@ -72,7 +73,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     blobDir: blobDirOf(o.dataDir),
     self: await loadIdentity(o.store),
     license: o.license,
-    deviceFingerprint: o.deviceFingerprint,
+    secretKeys: o.secretKeys,
     wakeSender: () => loops.smtp?.wake(),
   });
   const smtp = loops.smtp = new SmtpLoop({

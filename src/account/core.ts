@@ -30,10 +30,10 @@ import { Receiver } from "../core/receive/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
-import { deviceKeyOf } from "../protected_files/key_shares.ts";
+import { type StoredSecretKeys, storedSecretKeysOf } from "../protected_files/key_shares.ts";
 import { ProtectedFiles } from "../protected_files/service.ts";
 import { SecureJoin } from "../securejoin/mod.ts";
-import type { Store } from "../store/mod.ts";
+import { ConfigKey, type Store } from "../store/mod.ts";
 
 /** What sharing a protected file is called in the license gate's -32001 message. */
 const SEND_PROTECTED = "send_msg with a protected .prv file";
@@ -52,8 +52,11 @@ export interface AccountCoreOptions {
   readonly now?: () => number;
   /** Wakes the mail sender after a commit that queued mail (`DomainTx.mailQueued`). */
   readonly wakeSender?: WakeSender;
-  /** The device fingerprint: protected files' stored shares are bound to it. */
-  readonly deviceFingerprint?: string | undefined;
+  /**
+   * The keys protected files' stored secrets are wrapped under (docs/identity.md); default: the
+   * store's installation secret with an empty machine id (tests).
+   */
+  readonly secretKeys?: StoredSecretKeys | undefined;
   /** How long read and delivery receipts are collected before they go out (ms). */
   readonly receiptWindowMs?: number;
   /**
@@ -129,7 +132,8 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     self,
     renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
     queue,
-    deviceKey: deviceKeyOf(o.deviceFingerprint ?? ""),
+    keys: o.secretKeys ??
+      storedSecretKeysOf(o.store.config.get(ConfigKey.INSTALLATION_SECRET) ?? "", ""),
   });
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.

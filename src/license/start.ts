@@ -8,10 +8,10 @@ import { sleep as abortableSleep } from "../sleep.ts";
 import type { GatewayConfig } from "../config.ts";
 import { describeError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { ConfigStore } from "../store/config_store.ts";
+import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
 import { loadDeviceFingerprint } from "../viewer/device_fingerprint.ts";
 import { LicenseClient, LicenseServerError } from "./client.ts";
-import { licenseDeviceId } from "./device_id.ts";
+import { legacyLicenseDeviceId, licenseDeviceId } from "./device_id.ts";
 import { redactUrl } from "./license_file.ts";
 import { LicenseManager } from "./manager.ts";
 import { loadTrustedKeys } from "./trust.ts";
@@ -26,8 +26,10 @@ export interface LicenseStartDeps {
   readonly clock?: () => number;
   /** The trusted keys (default: loadTrustedKeys from the build and the config). */
   readonly keys?: readonly TrustedKey[];
-  /** The device fingerprint (default: computed by viewer/device_fingerprint.ts). */
+  /** The device fingerprint (default: computed by viewer/device_fingerprint.ts); v1 ids only. */
   readonly fingerprint?: string;
+  /** The machine id (default: the one the fingerprint was computed from). */
+  readonly machineId?: string;
   /** Limit of one license-server request (default 10 s). */
   readonly timeoutMs?: number;
 }
@@ -44,10 +46,17 @@ export async function startLicense(
   state: Pick<ConfigStore, "get" | "set">,
   deps: LicenseStartDeps = {},
 ): Promise<LicenseAtStart> {
-  const fingerprint = deps.fingerprint ?? (await loadDeviceFingerprint(config.dataDir)).fingerprint;
+  const device = deps.fingerprint !== undefined && deps.machineId !== undefined
+    ? { fingerprint: deps.fingerprint, machineId: deps.machineId }
+    : await loadDeviceFingerprint(config.dataDir);
+  // Created by migration 15 (docs/identity.md); a database without one is a bug.
+  const installationId = state.get(ConfigKey.INSTALLATION_ID);
+  if (installationId === undefined) throw new Error("the account database has no installation_id");
   const manager = await LicenseManager.open({
     dataDir: config.dataDir,
-    deviceId: await licenseDeviceId(fingerprint),
+    deviceId: await licenseDeviceId(installationId, device.machineId),
+    legacyDeviceId: await legacyLicenseDeviceId(device.fingerprint),
+    installationId,
     keys: deps.keys ?? await loadTrustedKeys({ extraKeyFiles: config.licenseTrustedKeys }),
     state,
     clock: deps.clock,

@@ -10,6 +10,7 @@ import { type KeyedRecipient, recipientOf } from "../core/send/mod.ts";
 import type { RenderedMail } from "../core/chats/mod.ts";
 import { NotFoundError } from "../errors.ts";
 import { foldPdu } from "./pdu.ts";
+import type { StoredSecretKeys } from "./key_shares.ts";
 
 /** Renders a hidden mail of PDUs (`MailComposer.renderPdus`). */
 export type RenderPdusFn = (to: KeyedRecipient, pdus: readonly string[]) => Promise<RenderedMail>;
@@ -21,8 +22,8 @@ export interface PrvDeps {
   readonly renderPdus: RenderPdusFn;
   /** Puts a finished mail into the outbox and wakes the sender. */
   readonly queue: (mail: RenderedMail) => void;
-  /** This machine's device key (`deviceKeyOf`): stored S1 and CEKs are wrapped under it. */
-  readonly deviceKey: Uint8Array;
+  /** The keys stored secrets are wrapped under: S1 (recipient key), CEKs (owner key). */
+  readonly keys: StoredSecretKeys;
 }
 
 /** Unix seconds now. */

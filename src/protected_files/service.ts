@@ -260,8 +260,12 @@ export class ProtectedFiles implements ProtectedFileReceiver {
         msg_id: msgId,
         chat_id: m.chatId,
         role: "owner",
-        state: FileAccessState.ACTIVE,
-        reason: "",
+        // A CEK wrapped for another device (docs/identity.md) opens nothing and grants nothing.
+        ...(this.owner.holdsKey(sent) ? { state: FileAccessState.ACTIVE, reason: "" } : {
+          state: FileAccessState.NOT_FOUND,
+          reason: "this file's key is wrapped under another device's key (an earlier build on " +
+            "another device): recipients get no key share; it can still be revoked",
+        }),
         allow_download: sent.allowDownload,
         allow_forward: sent.allowForward,
         duration_minutes: sent.durationMinutes,

@@ -24,6 +24,7 @@ import {
   storeDeviceFingerprint,
 } from "../viewer/device_fingerprint.ts";
 import { loadServerParams, saveServerParams } from "./server_params.ts";
+import { type Installation, openInstallation } from "./installation.ts";
 
 const log = logger("provision");
 
@@ -61,6 +62,8 @@ export interface ProvisionResult {
   readonly fingerprint: string;
   /** This device's fingerprint (the viewer's `/auth` secret), stored in the data directory. */
   readonly device: StoredDeviceFingerprint;
+  /** The installation identity and the keys of stored secrets (docs/identity.md). */
+  readonly installation: Installation;
   /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
   /** The license (step 3); the caller retries `licenseRetryUrl` in the background if set. */
@@ -75,7 +78,7 @@ const STEPS = 7;
 /**
  * Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). Steps keep
  * docs/contract.md §1.2's numbers 1–7; "2b" is the product's step between them (store the device
- * fingerprint).
+ * fingerprint), "2c" the installation identity (docs/identity.md).
  */
 async function step<T>(
   timings: Record<string, number>,
@@ -141,6 +144,12 @@ export async function provision(
       "device fingerprint",
       () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
     );
+    const installation = await step(
+      timings,
+      "2c",
+      "installation identity",
+      () => openInstallation(db, device, paths.blobDir, deps.clock()),
+    );
     const license = await step(
       timings,
       3,
@@ -149,6 +158,7 @@ export async function provision(
         startLicense(config, db.config, {
           fetch: deps.fetch,
           fingerprint: device.fingerprint,
+          machineId: device.machineId,
           ...deps.license,
         }),
     );
@@ -189,6 +199,7 @@ export async function provision(
       serverParams,
       fingerprint: key.fingerprint,
       device,
+      installation,
       firstBoot: account.registered,
       license: license.manager,
       ...(license.retryUrl === undefined ? {} : { licenseRetryUrl: license.retryUrl }),

@@ -12,6 +12,14 @@ export const ConfigKey = {
   LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
   /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
   LICENSE_DEACTIVATED: "license_deactivated",
+  /** This installation's id, 32 hex digits (migration 15; docs/identity.md). */
+  INSTALLATION_ID: "installation_id",
+  /** This installation's secret, 64 hex digits (migration 15); never logged, never sent. */
+  INSTALLATION_SECRET: "installation_secret",
+  /** The machine id of the last start (a different one at start: the installation moved). */
+  MACHINE_ID_LAST_SEEN: "machine_id_last_seen",
+  /** JSON `{from, at, reason}` of a move not yet settled by a license activation. */
+  INSTALLATION_MOVED: "installation_moved",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 

@@ -318,4 +318,14 @@ export const MIGRATIONS: readonly string[] = [
     raw BLOB NOT NULL
   ) STRICT;
   `,
+  // 15: the installation identity (docs/identity.md): `installation_id` (128 random bits, hex)
+  // and `installation_secret` (32 random bytes, hex), created once here for new and existing
+  // databases, so they move with the data directory and a backup. `prv_sent.key_tag` tells which
+  // key a sent file's CEK is wrapped under ('' = the v1 device key, before this migration).
+  `
+  INSERT OR IGNORE INTO config (key, value) VALUES ('installation_id', lower(hex(randomblob(16))));
+  INSERT OR IGNORE INTO config (key, value)
+    VALUES ('installation_secret', lower(hex(randomblob(32))));
+  ALTER TABLE prv_sent ADD COLUMN key_tag TEXT NOT NULL DEFAULT '';
+  `,
 ];

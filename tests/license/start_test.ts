@@ -18,7 +18,7 @@ async function setup() {
   const dir = await makeTempDir("licstart");
   const lines: string[] = [];
   const prev = setLogSink((l) => lines.push(l));
-  const map = new Map<string, string>();
+  const map = new Map<string, string>([["installation_id", "1".repeat(32)]]);
   const state = {
     get: (k: string) => map.get(k),
     set: (k: string, v: string) => void map.set(k, v),
@@ -29,6 +29,7 @@ async function setup() {
       clock: () => T0,
       keys: server.trusted,
       fingerprint: FINGERPRINT,
+      machineId: "m".repeat(32),
     });
   return {
     server,
