@@ -50,8 +50,12 @@ export async function resolveOutputDir(
       : refuse(FileRule.OUTSIDE, `is not inside the files directory ${roots.filesDir}`, cause);
   }
   if (!atOrInside(real, filesRoot)) {
-    const how = posix.normalize(dir) === real ? "is not" : "leads outside";
-    throw refuse(FileRule.OUTSIDE, `${how} inside the files directory ${roots.filesDir}`);
+    throw refuse(
+      FileRule.OUTSIDE,
+      posix.normalize(dir) === real
+        ? `is not inside the files directory ${roots.filesDir}`
+        : `leads outside the files directory ${roots.filesDir} through a symbolic link`,
+    );
   }
   const info = await Deno.stat(real);
   if (!info.isDirectory) throw refuse(FileRule.NOT_DIRECTORY, "is not a directory");

@@ -5,16 +5,14 @@
 import assert from "node:assert/strict";
 import { BackupError, BackupFault } from "../../src/backup/errors.ts";
 import { HEADER_BYTES } from "../../src/backup/header.ts";
-import type { KdfParams } from "../../src/backup/kdf.ts";
 import {
   type ByteSource,
   SealedReader,
   SealedWriter,
   TAG_BYTES,
 } from "../../src/backup/sealed_stream.ts";
+import { TEST_KDF } from "./_backup_fixture.ts";
 
-/** A cheap Argon2id cost for tests (the format is the same; the default is tested below). */
-export const TEST_KDF: KdfParams = { memoryKiB: 64, iterations: 1, parallelism: 1 };
 const CHUNK = 32;
 const RECORD = CHUNK + TAG_BYTES;
 
