@@ -1,6 +1,6 @@
 /**
  * Where the daemon writes files for a caller (backups): a directory whose real path is the files
- * directory or lies inside it, the same place `send_msg` reads from (docs/access.md#file-paths),
+ * directory or lies inside it, the same place `send_msg` reads from (docs/behaviour.md#which-files-may-be-sent),
  * so it needs no permission beyond the files directory's.
  */
 import { posix } from "node:path";

@@ -3,7 +3,8 @@
  * read transaction, so the copy holds every commit before it and none after, and the copy is a
  * standalone, compacted database file.
  */
-import type { Store } from "./mod.ts";
+import type { Db } from "./db.ts";
+import type { EventsStore } from "./events_store.ts";
 
 /** What the snapshot holds besides its file. */
 export interface SnapshotFacts {
@@ -18,7 +19,10 @@ export interface SnapshotFacts {
  * umask rules: the caller removes it when done). Synchronous, so nothing commits in between the
  * journal position read and the copy.
  */
-export function snapshotDatabase(store: Store, path: string): SnapshotFacts {
+export function snapshotDatabase(
+  store: { readonly db: Db; readonly events: EventsStore },
+  path: string,
+): SnapshotFacts {
   const journalPosition = store.events.reservedId();
   const schemaVersion =
     store.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
