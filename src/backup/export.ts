@@ -133,7 +133,7 @@ export async function exportBackup(
     const outDir = await resolveOutputDir(dir, deps, { method: METHOD, verb: "written to" });
     deps.events.publish({ kind: "ImexProgress", progress: 10 });
     const createdAt = clock();
-    const facts = snapshotDatabase(deps.store, snapshot);
+    const facts = await snapshotDatabase(`${deps.dataDir}/${DataDirLayout.DATABASE}`, snapshot);
     const blobs = await listBlobs(deps.dataDir);
     const parts: Part[] = [
       { entry: DataDirLayout.DATABASE, path: snapshot, size: (await sizeOf(snapshot)) ?? 0 },

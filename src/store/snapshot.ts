@@ -1,31 +1,49 @@
 /**
- * A consistent copy of the account database taken while the daemon runs (`VACUUM INTO`): one
- * read transaction, so the copy holds every commit before it and none after, and the copy is a
- * standalone, compacted database file.
+ * A consistent copy of the account database taken while the daemon runs: SQLite's online backup
+ * from a read-only connection of its own, all pages in one step (one read transaction, on a
+ * worker thread), so the copy holds every commit before it and none after while the daemon
+ * keeps writing. `VACUUM INTO` is not used: Deno allows no ATTACH under a permission set.
  */
-import type { Db } from "./db.ts";
-import type { EventsStore } from "./events_store.ts";
+import { backup, DatabaseSync } from "node:sqlite";
+import { Db } from "./db.ts";
+import { EventsStore } from "./events_store.ts";
 
 /** What the snapshot holds besides its file. */
 export interface SnapshotFacts {
-  /** The SSE journal's position (the highest event id reserved) when the snapshot was taken. */
+  /** The SSE journal's position (the highest event id reserved) in the copy. */
   readonly journalPosition: number;
   /** The schema version (`PRAGMA user_version`) of the copy. */
   readonly schemaVersion: number;
 }
 
 /**
- * Writes a snapshot of `store` to `path` (which must not exist; created 0600 by its caller's
- * umask rules: the caller removes it when done). Synchronous, so nothing commits in between the
- * journal position read and the copy.
+ * Copies the database at `sourcePath` to `targetPath` (which must not exist; the caller removes
+ * it when done) as one self-contained file (rollback journal, no `-wal`), and reads its facts.
  */
-export function snapshotDatabase(
-  store: { readonly db: Db; readonly events: EventsStore },
-  path: string,
-): SnapshotFacts {
-  const journalPosition = store.events.reservedId();
-  const schemaVersion =
-    store.db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
-  store.db.exec(`VACUUM INTO '${path.replaceAll("'", "''")}'`);
-  return { journalPosition, schemaVersion };
+export async function snapshotDatabase(
+  sourcePath: string,
+  targetPath: string,
+): Promise<SnapshotFacts> {
+  const source = new DatabaseSync(sourcePath, { readOnly: true });
+  try {
+    source.exec("PRAGMA busy_timeout = 5000");
+    await backup(source, targetPath, { rate: -1 });
+  } finally {
+    source.close();
+  }
+  const copy = new DatabaseSync(targetPath);
+  try {
+    copy.exec("PRAGMA journal_mode = DELETE");
+  } finally {
+    copy.close();
+  }
+  const db = new Db(targetPath, { readOnly: true });
+  try {
+    return {
+      journalPosition: new EventsStore(db).reservedId(),
+      schemaVersion: db.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0,
+    };
+  } finally {
+    db.close();
+  }
 }
