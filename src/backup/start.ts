@@ -1,5 +1,5 @@
 /**
- * The start step before provisioning (docs/backup.md#restore): with `--import-backup` /
+ * The start step before provisioning (docs/backup.md#restoring): with `--import-backup` /
  * EDGE_IMPORT_BACKUP, restore the backup into the empty data directory, so provisioning finds an
  * account that is already registered, configured and keyed. A data directory already restored
  * from that same file (a container keeps its environment) is left alone.

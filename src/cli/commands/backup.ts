@@ -22,7 +22,8 @@ const FORMS: readonly CommandForm[] = [
   },
   {
     usage: "backup import <file> --data-dir D",
-    http: "none: offline, with the daemon stopped (as serve --import-backup <file>)",
+    http: "POST /rpc export_backup wrote <file> (restored locally with the daemon stopped, " +
+      "as serve --import-backup <file>; no request)",
     summary: "restore <file> into the empty data directory D",
   },
 ];
@@ -84,7 +85,7 @@ export const backup: Command = {
   name: "backup",
   usage: "backup export <dir> | backup import <file> --data-dir D",
   summary: "export an encrypted backup, or restore one into an empty data directory",
-  http: 'POST /rpc export_backup [1,"<dir>","<passphrase>"] | none (import is offline)',
+  http: 'POST /rpc export_backup [1,"<dir>","<passphrase>"] (import: no request, offline)',
   details: "The passphrase is read from EDGE_BACKUP_PASSPHRASE (or PRIVITTY_BACKUP_PASSPHRASE). " +
     "export: <dir> is the daemon's files directory or a directory inside it. import: with the " +
     "daemon stopped; D must hold no gateway state; on any error nothing is written " +
