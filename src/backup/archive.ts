@@ -56,7 +56,7 @@ export class ArchiveWriter {
     while (left > 0) {
       const got = await source.read(buf.subarray(0, Math.min(buf.length, left)));
       if (got === null) throw new Error(`"${name}" ended ${left} bytes early while it was copied`);
-      await this.sink.write(buf.slice(0, got));
+      await this.sink.write(buf.subarray(0, got));
       left -= got;
       this.onBytes(got);
     }

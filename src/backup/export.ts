@@ -9,6 +9,7 @@ import { resolveOutputDir } from "../core/output_dir.ts";
 import { describeError, GatewayError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
+import { exposedFullGc } from "../memory/burst_gc.ts";
 import { ConfigKey, snapshotDatabase, type Store } from "../store/mod.ts";
 import { ArchiveWriter } from "./archive.ts";
 import { BackupError, BackupFault } from "./errors.ts";
@@ -191,6 +192,8 @@ export async function exportBackup(
     if (partial !== undefined) await Deno.remove(partial).catch(() => {});
     await Deno.remove(snapshot).catch(() => {});
     running.delete(deps.store);
+    // Argon2id's 64 MiB and the chunks' buffers are garbage now: give the memory back at once.
+    exposedFullGc()?.();
   }
 }
 

@@ -5,6 +5,7 @@
  * detected; writer and reader hold one chunk (two for the reader's look-ahead), whatever the size.
  */
 import { timingSafeEqual } from "node:crypto";
+import { GC_HINT_CHUNKS, YoungGarbageHint } from "../prv/mod.ts";
 import { BackupError, BackupFault } from "./errors.ts";
 import {
   type BackupHeader,
@@ -21,6 +22,13 @@ import {
   kdfParamsAcceptable,
   SALT_BYTES,
 } from "./kdf.ts";
+
+/**
+ * WebCrypto returns a new buffer per chunk and V8 collects them late: a young-generation GC every
+ * 64 chunks (when the daemon runs with `--expose-gc`, as scripts/permissions.sh sets) keeps the
+ * process's memory flat however large the backup (as for `.prv` streams).
+ */
+const GC_HINT = new YoungGarbageHint(GC_HINT_CHUNKS);
 
 /** Bytes of the GCM tag after each chunk. */
 export const TAG_BYTES = 16;
@@ -114,6 +122,7 @@ export class SealedWriter {
     );
     this.#index++;
     await this.sink.write(new Uint8Array(sealed));
+    GC_HINT.note();
   }
 }
 
@@ -198,6 +207,7 @@ export class SealedReader {
         );
       }
       yield plain;
+      GC_HINT.note();
       if (last) return;
       current = next!;
     }

@@ -7,6 +7,7 @@
 import type { GatewayConfig } from "../config.ts";
 import { StartupError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { exposedFullGc } from "../memory/burst_gc.ts";
 import { backupId, restoreBackup, RESTORED_MARK, restoreFailure } from "./restore.ts";
 
 const log = logger("backup");
@@ -58,5 +59,7 @@ export async function restoreAtStart(
       undefined,
       { cause: err },
     );
+  } finally {
+    exposedFullGc()?.(); // Argon2id's 64 MiB is garbage now
   }
 }

@@ -9,6 +9,8 @@ import { ACCOUNT_ID } from "../../constants.ts";
 import { UsageError } from "../args.ts";
 import { type Command, type CommandContext, type CommandForm, stringOption } from "../command.ts";
 import { CliFailure } from "../offline_license.ts";
+import { RpcError } from "../rpc_client.ts";
+import { followEvents, type SseMessage } from "../sse_client.ts";
 
 const PASSPHRASE_ENV = "EDGE_BACKUP_PASSPHRASE";
 const PASSPHRASE_TWIN = "PRIVITTY_BACKUP_PASSPHRASE";
@@ -49,7 +51,7 @@ async function run(ctx: CommandContext): Promise<number> {
     );
   }
   if (action === "export") {
-    const file = await ctx.rpc.call("export_backup", [ACCOUNT_ID, path, passphrase(ctx)]);
+    const file = await exportWatching(ctx, path, passphrase(ctx));
     await ctx.out.result(file, (v) => ctx.out.value(v));
     return 0;
   }
@@ -77,6 +79,78 @@ async function run(ctx: CommandContext): Promise<number> {
     return 0;
   } catch (err) {
     throw new CliFailure(restoreFailure(path, dataDir, err));
+  }
+}
+
+/** What the event stream said about the export: its file, and 1000 (done) or 0 (failed). */
+interface Watched {
+  file?: string;
+  end?: number;
+}
+
+/**
+ * Calls `export_backup` while following `/events`: the server closes a request after 30 s
+ * (docs/methods.md#http-limits) while a large export goes on, so when the call's answer is lost
+ * the outcome is taken from `ImexFileWritten` and `ImexProgress` 1000 (or 0) instead.
+ */
+async function exportWatching(ctx: CommandContext, dir: string, pass: string): Promise<unknown> {
+  const stop = new AbortController();
+  const signal = AbortSignal.any([stop.signal, ...(ctx.signal ? [ctx.signal] : [])]);
+  const watched: Watched = {};
+  let settle: () => void = () => {};
+  const ended = new Promise<void>((r) => settle = r);
+  let connected: () => void = () => {};
+  const ready = new Promise<void>((r) => connected = r);
+  const follow = followEvents({
+    http: { ...ctx.http, signal, timeoutMs: undefined },
+    onEvent: (message: SseMessage) => {
+      const event = parseEvent(message);
+      if (event?.type === "ImexFileWritten" && typeof event.path === "string") {
+        watched.file = event.path;
+      }
+      if (event?.type === "ImexProgress" && (event.progress === 1000 || event.progress === 0)) {
+        watched.end = event.progress;
+        settle();
+      }
+      return Promise.resolve();
+    },
+    onNotice: () => Promise.resolve(),
+    onConnected: () => Promise.resolve(connected()),
+  }).catch(() => connected()); // no event stream: the call's answer alone decides
+  try {
+    await ready;
+    try {
+      return await ctx.rpc.call("export_backup", [ACCOUNT_ID, dir, pass]);
+    } catch (err) {
+      if (err instanceof RpcError || ctx.signal?.aborted) throw err;
+      await ctx.out.error(
+        "edge-gateway: backup: the answer was lost (the export goes on in the gateway); " +
+          "waiting for its ImexProgress on /events",
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const limit = new Promise<void>((r) =>
+        timer = setTimeout(r, ctx.http.timeoutMs || 1_800_000)
+      );
+      await Promise.race([ended, follow, limit]);
+      clearTimeout(timer);
+      if (watched.end === 1000 && watched.file !== undefined) return watched.file;
+      if (watched.end === 0) {
+        throw new CliFailure("export_backup failed (ImexProgress 0); the gateway's log says why");
+      }
+      throw err;
+    }
+  } finally {
+    stop.abort();
+    await follow;
+  }
+}
+
+function parseEvent(message: SseMessage): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(message.data);
+    return typeof value === "object" && value !== null ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
