@@ -127,8 +127,9 @@ export async function exportBackup(
   }
   running.add(deps.store);
   const clock = deps.clock ?? Date.now;
-  const snapshot = `${deps.dataDir}/${DataDirLayout.ACCOUNTS_DIR}/${ACCOUNT_ID}/` +
-    `.backup-snapshot-${crypto.randomUUID()}.db`;
+  const accountDir = `${deps.dataDir}/${DataDirLayout.ACCOUNTS_DIR}/${ACCOUNT_ID}`;
+  await removeStaleSnapshots(accountDir);
+  const snapshot = `${accountDir}/${SNAPSHOT_PREFIX}${crypto.randomUUID()}.db`;
   let partial: string | undefined;
   try {
     const outDir = await resolveOutputDir(dir, deps, { method: METHOD, verb: "written to" });
@@ -195,6 +196,20 @@ export async function exportBackup(
     // Argon2id's 64 MiB and the chunks' buffers are garbage now: give the memory back at once.
     exposedFullGc()?.();
   }
+}
+
+/** Name prefix of the database snapshot an export takes (in the account directory). */
+const SNAPSHOT_PREFIX = ".backup-snapshot-";
+
+/** Removes snapshots an export left when the daemon died during it (none runs now). */
+async function removeStaleSnapshots(accountDir: string): Promise<void> {
+  try {
+    for await (const e of Deno.readDir(accountDir)) {
+      if (e.isFile && e.name.startsWith(SNAPSHOT_PREFIX)) {
+        await Deno.remove(`${accountDir}/${e.name}`).catch(() => {});
+      }
+    }
+  } catch { /* no account directory: the export fails on its database below */ }
 }
 
 /** Copies one file in; a blob deleted since it was listed is left out. */

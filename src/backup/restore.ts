@@ -82,6 +82,7 @@ export async function restoreBackup(
     Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     createdDataDir = true;
   }
+  removeStaleRestores(dataDir);
   const tmp = Deno.makeTempDirSync({ dir: dataDir, prefix: RESTORE_TMP_PREFIX });
   let done = false;
   try {
@@ -115,6 +116,15 @@ function moveInto(tmp: string, dataDir: string): void {
   } catch (err) {
     if (hasLicense) Deno.renameSync(`${dataDir}/${license}`, `${tmp}/${license}`);
     throw err;
+  }
+}
+
+/** Removes what a restore left when it was killed (`.restore-*`, never renamed into place). */
+function removeStaleRestores(dataDir: string): void {
+  for (const e of Deno.readDirSync(dataDir)) {
+    if (e.isDirectory && e.name.startsWith(RESTORE_TMP_PREFIX)) {
+      Deno.removeSync(`${dataDir}/${e.name}`, { recursive: true });
+    }
   }
 }
 

@@ -26,6 +26,7 @@ const PASS = "a long backup passphrase";
 Deno.test("an export restores to the same account, blobs and license, without host files", async () => {
   await withTempDir(async (root) => {
     const src = makeSourceDir(root);
+    Deno.writeTextFileSync(`${src.dataDir}/accounts/1/.backup-snapshot-killed.db`, "stale");
     const sink = recorder();
     const deps = { ...src, events: sink, kdf: TEST_KDF, chunkBytes: 4096, clock: () => 0 };
     const file = await exportBackup(deps, src.filesDir, PASS);

@@ -96,9 +96,11 @@ Deno.test("a data directory holding gateway state is refused; the files director
       assert.match(err.message, new RegExp(`it is not empty \\(it holds ${entry}\\)`));
       assert.deepEqual(listTree(target), before);
     }
-    // The backup file itself may wait in the target's files directory.
+    // The backup file itself may wait in the target's files directory; what a killed restore
+    // left (`.restore-*`) goes.
     const target = `${root}/with-files`;
     Deno.mkdirSync(`${target}/files`, { recursive: true });
+    Deno.mkdirSync(`${target}/.restore-killed/accounts`, { recursive: true });
     Deno.copyFileSync(file, `${target}/files/in.bak`);
     await restoreBackup(`${target}/files/in.bak`, target, PASS);
     assert.ok(listTree(target).includes(DataDirLayout.DATABASE));
