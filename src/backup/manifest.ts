@@ -4,6 +4,7 @@
  */
 import { DataDirLayout } from "../constants.ts";
 import { isBlobName } from "../core/blobs.ts";
+import { MIGRATIONS } from "../store/migrations.ts";
 import { BackupError, BackupFault } from "./errors.ts";
 
 /** The manifest's entry name. */
@@ -53,6 +54,14 @@ export function parseManifest(bytes: Uint8Array, file: string): BackupManifest {
     throw new BackupError(
       BackupFault.NOT_A_BACKUP,
       `backup ${file} has a manifest this gateway does not know (format ${m?.format})`,
+    );
+  }
+  if (typeof m.schemaVersion === "number" && m.schemaVersion > MIGRATIONS.length) {
+    throw new BackupError(
+      BackupFault.NOT_A_BACKUP,
+      `backup ${file} was written by a newer gateway (database schema ${m.schemaVersion}; this ` +
+        `one knows up to ${MIGRATIONS.length} and ${m.gatewayVersion ?? "?"} wrote it): update ` +
+        "this gateway first",
     );
   }
   return m as BackupManifest;

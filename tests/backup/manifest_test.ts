@@ -38,4 +38,15 @@ Deno.test("a manifest of another format is not a backup of this gateway", () => 
     /manifest this gateway does not know/,
   );
   assert.throws(() => parseManifest(new Uint8Array([1, 2]), "f"), /unreadable manifest/);
+  const newer = {
+    format: 1,
+    addr: "a@b",
+    journalPosition: 3,
+    schemaVersion: 9999,
+    gatewayVersion: "9.0.0",
+  };
+  assert.throws(
+    () => parseManifest(bytes(newer), "f"),
+    /backup f was written by a newer gateway \(database schema 9999; this one knows up to \d+ and 9\.0\.0 wrote it\)/,
+  );
 });
