@@ -53,6 +53,10 @@ export interface GatewayConfig {
   readonly ssePingMs: number;
   /** Allow IMAP/SMTP without TLS (only when explicitly configured). */
   readonly allowPlaintextMail: boolean;
+  /** `--import-backup` / EDGE_IMPORT_BACKUP: a backup restored before provisioning (docs/backup.md). */
+  readonly importBackup: string | undefined;
+  /** EDGE_BACKUP_PASSPHRASE: opens `importBackup`. Never logged. */
+  readonly backupPassphrase: string | undefined;
 }
 
 /**
@@ -73,6 +77,8 @@ export const DAEMON_ENV_VARS = [
   "EDGE_ALLOWED_HOSTS",
   "EDGE_API_TOKEN",
   "EDGE_API_TOKENS_FILE",
+  "EDGE_IMPORT_BACKUP",
+  "EDGE_BACKUP_PASSPHRASE",
 ] as const;
 
 /** Prefix of the contract's input names. */
@@ -265,7 +271,16 @@ export function readFlags(
  * (docs/product-compat.md#daemon-flags).
  */
 export const SERVE_FLAGS = {
-  values: ["port", "host", "data-dir", "files-dir", "listen", "accounts", "allowed-hosts"],
+  values: [
+    "port",
+    "host",
+    "data-dir",
+    "files-dir",
+    "listen",
+    "accounts",
+    "allowed-hosts",
+    "import-backup",
+  ],
   booleans: [],
   optional: ["cors"],
 } as const;
@@ -433,6 +448,7 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
       `${tokensFileEnv.label} "${apiTokensFile}" is not valid; expected an absolute file path`,
     );
   }
+  const backup = parseImportBackup(str("import-backup"), input);
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
@@ -450,5 +466,30 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
     logLevel,
     ssePingMs,
     allowPlaintextMail: parseBool(plaintextEnv.value ?? "false", plaintextEnv.label),
+    ...backup,
   });
+}
+
+/**
+ * `--import-backup FILE` (else EDGE_IMPORT_BACKUP): an absolute file path, which needs
+ * EDGE_BACKUP_PASSPHRASE (the passphrase is read only then).
+ */
+function parseImportBackup(
+  flag: string | undefined,
+  input: (name: string) => EnvInput,
+): { importBackup: string | undefined; backupPassphrase: string | undefined } {
+  const env = input("EDGE_IMPORT_BACKUP");
+  const value = flag ?? (env.value || undefined);
+  const label = flag !== undefined ? "--import-backup" : env.label;
+  if (value === undefined) return { importBackup: undefined, backupPassphrase: undefined };
+  if (!value.startsWith("/")) {
+    throw new ConfigError(`${label} "${value}" is not valid; expected an absolute file path`);
+  }
+  const pass = input("EDGE_BACKUP_PASSPHRASE");
+  if (!pass.value) {
+    throw new ConfigError(
+      `${label} needs the backup's passphrase in ${envNames("EDGE_BACKUP_PASSPHRASE")}`,
+    );
+  }
+  return { importBackup: value, backupPassphrase: pass.value };
 }

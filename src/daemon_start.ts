@@ -2,6 +2,7 @@
  * Starts a provisioned daemon: composes services, starts the mail loop and the HTTP server, and
  * returns a handle whose `stop()` shuts down in order (loops, server, store, lock).
  */
+import { restoreAtStart } from "./backup/start.ts";
 import type { GatewayConfig } from "./config.ts";
 import { describeError, StartupError } from "./errors.ts";
 import { Connectivity } from "./constants.ts";
@@ -47,6 +48,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   const bootStart = performance.now();
   checkListenAddress(config);
   const tokens = await loadApiTokens(config);
+  await restoreAtStart(config); // before provisioning: a restored account is provisioned already
   const early: GatewayEvent[] = []; // provisioning's events wait for the store's id sequence
   const account = await provision(config, { events: { publish: (e) => early.push(e) } });
   const bus = new EventBus({

@@ -330,3 +330,36 @@ Deno.test("EDGE_HOST (the image's PRIVITTY_HOST) sets the listen address; flags 
     "127.0.0.1",
   );
 });
+
+Deno.test("--import-backup / EDGE_IMPORT_BACKUP need an absolute path and the passphrase", () => {
+  const none = parseConfig([], env({}));
+  assert.equal(none.importBackup, undefined);
+  assert.equal(none.backupPassphrase, undefined);
+  const byEnv = parseConfig(
+    [],
+    env({ EDGE_IMPORT_BACKUP: "/b/x.bak", EDGE_BACKUP_PASSPHRASE: "pw" }),
+  );
+  assert.equal(byEnv.importBackup, "/b/x.bak");
+  assert.equal(byEnv.backupPassphrase, "pw");
+  const twins = parseConfig(
+    [],
+    env({ PRIVITTY_IMPORT_BACKUP: "/b/y.bak", PRIVITTY_BACKUP_PASSPHRASE: "pw2" }),
+  );
+  assert.equal(twins.importBackup, "/b/y.bak");
+  assert.equal(twins.backupPassphrase, "pw2");
+  const flag = parseConfig(
+    ["--import-backup", "/b/z.bak"],
+    env({ EDGE_IMPORT_BACKUP: "/b/x.bak", EDGE_BACKUP_PASSPHRASE: "pw" }),
+  );
+  assert.equal(flag.importBackup, "/b/z.bak", "the flag wins");
+  assert.throws(
+    () => parseConfig(["--import-backup=x.bak"], env({ EDGE_BACKUP_PASSPHRASE: "pw" })),
+    /--import-backup "x\.bak" is not valid; expected an absolute file path/,
+  );
+  assert.throws(
+    () => parseConfig([], env({ EDGE_IMPORT_BACKUP: "/b/x.bak" })),
+    /EDGE_IMPORT_BACKUP needs the backup's passphrase in EDGE_BACKUP_PASSPHRASE \(or PRIVITTY_BACKUP_PASSPHRASE\)/,
+  );
+  // The passphrase alone (for the CLI's backup commands) starts nothing and is not kept.
+  assert.equal(parseConfig([], env({ EDGE_BACKUP_PASSPHRASE: "pw" })).backupPassphrase, undefined);
+});

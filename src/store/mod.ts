@@ -32,6 +32,7 @@ export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store
 export type { NewQuarantinedMail, QuarantinedMail } from "./quarantine_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 export type { StoredEventRow } from "./events_store.ts";
+export { snapshotDatabase, type SnapshotFacts } from "./snapshot.ts";
 export type {
   AccessRecord,
   AccessRowState,
