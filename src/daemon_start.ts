@@ -19,6 +19,7 @@ import { retryActivation } from "./license/start.ts";
 import { logger } from "./log.ts";
 import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
+import { watchDiskSpace } from "./store/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { monotonicNow } from "./transport/clock.ts";
@@ -91,6 +92,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
   imap.start(loops.signal);
   mail.start(loops.signal);
+  // A start on a full disk, or a disk that fills later: messaging resumes once space is back.
+  const diskWatch = watchDiskSpace(account.store.db, loops.signal);
   const licenseRetry = account.licenseRetryUrl === undefined
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
@@ -118,6 +121,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     await imap.stop();
     await mail.stop();
     await licenseRetry;
+    await diskWatch;
     bus.close();
     account.store.close();
     account.lock.release();
@@ -134,6 +138,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ["IMAP loop", () => (loops.abort(), imap.stop())],
     ["outbox and receipts", () => mail.stop()],
     ["license activation retry", () => licenseRetry],
+    ["disk space watch", () => diskWatch],
     ["event streams", () => bus.close()],
     ["HTTP server", () => (burstGc.cancel(), server.shutdown())],
     ["store", () => account.store.close()],
