@@ -3,7 +3,7 @@
  * returns a handle whose `stop()` shuts down in order (loops, server, store, lock).
  */
 import type { GatewayConfig } from "./config.ts";
-import { describeError, StartupError } from "./errors.ts";
+import { describeError, diskFullError, StartupError } from "./errors.ts";
 import { Connectivity } from "./constants.ts";
 import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
@@ -52,7 +52,12 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   const account = await provision(config, { events: { publish: (e) => early.push(e) } });
   const bus = new EventBus({
     journal: new EventJournal(account.store.events, {
-      onError: (err) => log.warn(`cannot write the event journal: ${describeError(err)}`),
+      // A full disk is said once, by the store's disk state; the journal retries with each batch.
+      onError: (err) => {
+        if (diskFullError(err) === undefined) {
+          log.warn(`cannot write the event journal: ${describeError(err)}`);
+        }
+      },
     }),
   });
   for (const event of early) bus.publish(event);
