@@ -71,7 +71,7 @@ export class Db {
       return;
     } catch (err) {
       if (diskFullError(err) === undefined) throw err;
-      this.disk.noteFull(describeCause(diskFullError(err)!));
+      this.disk.noteFull(`no room for the database's WAL index file ${this.#path}-shm`);
     }
     this.#open(true);
     this.#indexInMemory = true;
