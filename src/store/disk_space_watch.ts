@@ -1,7 +1,8 @@
 /**
- * Ends a full-disk pause without a restart: while the store's disk state says full, a small write
- * is tried now and then (Db.probeSpace); the first that commits says space is back (`/health`
- * says ok again, a database opened on the full disk is shared again).
+ * Ends a full-disk pause without a restart: a small write is tried at start (so a start on a full
+ * disk says so at once, not at its first write) and, while the store's disk state says full, now
+ * and then (Db.probeSpace); the first that commits says space is back (`/health` says ok again, a
+ * database opened on the full disk is shared again).
  */
 import { logger } from "../log.ts";
 import { sleep as abortableSleep } from "../sleep.ts";
@@ -27,9 +28,9 @@ export async function watchDiskSpace(
   const sleep = options.sleep ?? abortableSleep;
   const every = options.everyMs ?? DISK_SPACE_PROBE_MS;
   let said = false;
-  while (!signal.aborted) {
-    await sleep(every, signal);
-    if (signal.aborted || db.disk.word !== "full") continue;
+  for (let start = true; !signal.aborted; start = false) {
+    if (!start) await sleep(every, signal);
+    if (signal.aborted || (!start && db.disk.word !== "full")) continue;
     try {
       db.probeSpace();
     } catch (err) {

@@ -1,20 +1,22 @@
-/** The full-disk watch: probes only while the disk state says full, stops on abort. */
+/** The full-disk watch: probes at start, then only while the disk state says full; ends on abort. */
 import assert from "node:assert/strict";
 import { DiskState, watchDiskSpace } from "../../src/store/mod.ts";
 import { setLogSink } from "../../src/log.ts";
 
-Deno.test("the watch probes while the disk is full and stops once it is not", async () => {
+Deno.test("the watch probes at start and while the disk is full, and stops once it is not", async () => {
   const restore = setLogSink(() => {});
   try {
-    const disk = new DiskState();
-    disk.noteFull("database or disk is full");
+    const disk = new DiskState(); // a start: nothing known yet
     let probes = 0;
     let spaceAfter = 3;
     const db = {
       disk,
       probeSpace() {
         probes++;
-        if (--spaceAfter > 0) return false;
+        if (--spaceAfter > 0) {
+          disk.noteFull("database or disk is full");
+          return false;
+        }
         disk.noteSpace();
         return true;
       },
