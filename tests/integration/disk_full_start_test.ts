@@ -3,7 +3,8 @@
  * disk is filled, A sends while B is down, and B starts again on the full disk: it comes up,
  * `/health` says `disk: full`, the log says why, and the mail stays on the relay. Once the filler
  * is deleted (no restart) every text is in B's chat exactly once (by id and by text), `/health`
- * says `disk: ok` and `PRAGMA integrity_check` is ok.
+ * says `disk: ok` and `PRAGMA integrity_check` is ok. A first start (a new account) on a full disk
+ * exits 1 with a message that says the disk is full and which step needs space.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
@@ -73,5 +74,28 @@ Deno.test({
       await b?.stop();
       await a?.stop();
     }
+  },
+});
+
+Deno.test({
+  name: "a first start on a full disk exits 1 saying the disk is full and which step needs space",
+  ignore: NO_TMPFS,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await using relay = await startRelay();
+    await using fs = await mountTmpfs("disk-full-first", "4m");
+    fillDisk(`${fs.path}/filler`);
+    await assert.rejects(
+      () => GatewayPeer.start("B", relay, { dataDir: `${fs.path}/data` }),
+      (err: Error) => {
+        assert.match(err.message, /exited early \(code 1\)/);
+        assert.match(
+          err.message,
+          /edge-gateway: the disk is full \(.+\): the start step ".+" cannot go on without space/,
+        );
+        return true;
+      },
+    );
   },
 });
