@@ -1,7 +1,8 @@
 /**
  * A start on a full disk (issue 18 §3, §5): B's data directory is on a small tmpfs. B stops, the
  * disk is filled, A sends while B is down, and B starts again on the full disk: it comes up,
- * `/health` says `disk: full`, the log says why, and the mail stays on the relay. Once the filler
+ * `/health` says `disk: full`, the log says why, and the mail stays on the relay; it stops cleanly
+ * and starts again while the disk is still full. Once the filler
  * is deleted (no restart) every text is in B's chat exactly once (by id and by text), `/health`
  * says `disk: ok` and `PRAGMA integrity_check` is ok. A first start (a new account) on a full disk
  * exits 1 with a message that says the disk is full and which step needs space.
@@ -51,6 +52,13 @@ Deno.test({
       await new Promise((r) => setTimeout(r, 3_000));
       assert.equal((await chatMessages(b, pair.joinerChat)).length, before);
       assert.doesNotMatch(b.daemon.output(), /quarantined|cannot rollback/);
+      // A restart while the disk is still full: a clean stop, and it comes up again.
+      const first = b.daemon;
+      await b.stop();
+      assert.equal(await first.exited, 0);
+      assert.doesNotMatch(first.output(), /shutdown: stopping .* failed/);
+      b = await GatewayPeer.start("B", relay, { dataDir });
+      assert.equal((await health(b)).disk, "full");
 
       await Deno.remove(filler);
       await b.poll(() => health(b!), (x) => x.disk === "ok", 30_000);
