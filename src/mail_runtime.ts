@@ -107,8 +107,11 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     stop: async () => {
       clearInterval(sweep);
       await settling;
-      await core.receipts.close();
-      await smtp.stop();
+      try {
+        await core.receipts.close(); // a full disk may refuse the queueing
+      } finally {
+        await smtp.stop();
+      }
     },
   };
 }

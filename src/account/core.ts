@@ -149,7 +149,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
         ...(fileId === undefined ? {} : {
           announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
         }),
-        ...(prv.afterSend === undefined ? {} : { afterCommit: prv.afterSend }),
+        ...(prv.separateMails === undefined ? {} : { separateMails: prv.separateMails }),
       };
     },
   };

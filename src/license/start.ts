@@ -6,7 +6,7 @@
  */
 import { sleep as abortableSleep } from "../sleep.ts";
 import type { GatewayConfig } from "../config.ts";
-import { describeError } from "../errors.ts";
+import { describeError, diskFullError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
 import { loadDeviceFingerprint } from "../viewer/device_fingerprint.ts";
@@ -76,9 +76,7 @@ export async function startLicense(
     await manager.activate(url);
     return { manager };
   } catch (err) {
-    const transient = err instanceof Error && err.cause instanceof LicenseServerError &&
-      err.cause.transient;
-    if (transient) {
+    if (passing(err)) {
       log.warn(
         "license activation failed; starting with status no_license and retrying in the " +
           "background (messaging works meanwhile)",
@@ -93,6 +91,15 @@ export async function startLicense(
     );
     return { manager };
   }
+}
+
+/**
+ * Whether an activation failed for a reason that passes: the license server could not be
+ * reached, or the disk was full when the license file was written.
+ */
+function passing(err: unknown): boolean {
+  if (diskFullError(err) !== undefined) return true;
+  return err instanceof Error && err.cause instanceof LicenseServerError && err.cause.transient;
 }
 
 /** Back-off of the background activation. */
@@ -127,9 +134,7 @@ export async function retryActivation(
       return;
     } catch (err) {
       if (signal.aborted) return;
-      const transient = err instanceof Error && err.cause instanceof LicenseServerError &&
-        err.cause.transient;
-      if (!transient) {
+      if (!passing(err)) {
         log.error("background license activation refused; giving up", {
           url: redactUrl(url),
           error: describeError(err),

@@ -35,12 +35,20 @@ export async function sendPdus(
   contactId: number,
   encoded: readonly string[],
 ): Promise<void> {
+  d.queue(await renderPduMail(d, contactId, encoded));
+}
+
+/** The hidden mail of `encoded` PDUs to contact `contactId`, for the caller to queue. */
+export async function renderPduMail(
+  d: PrvDeps,
+  contactId: number,
+  encoded: readonly string[],
+): Promise<RenderedMail> {
   const contact = d.ctx.store.contacts.get(contactId);
   if (contact === undefined || contact.publicKey.length === 0) {
     throw new NotFoundError(`contact ${contactId} not found or has no key`);
   }
-  const mail = await d.renderPdus(recipientOf(contact), encoded.map(foldPdu));
-  d.queue(mail);
+  return await d.renderPdus(recipientOf(contact), encoded.map(foldPdu));
 }
 
 /** 32 hex digits of fresh randomness (request ids). */

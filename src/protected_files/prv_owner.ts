@@ -24,7 +24,7 @@ import {
 import { accessRules, checkForwardAtOwner } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
 import type { PduSender } from "../core/receive/mod.ts";
-import { encryptToPrv, prvPathFor } from "../prv/mod.ts";
+import { encryptToPrv, type PrvFileEncryption, prvPathFor } from "../prv/mod.ts";
 
 const log = logger("prv");
 
@@ -87,8 +87,27 @@ export class PrvOwner {
     });
     // Read at offsets straight into the writer's batches (no stream, no copy).
     const enc = await encryptToPrv(file, file.size, prvPathFor(file.path));
+    try {
+      return await this.#record(req, chat, recipients, file.path, enc);
+    } catch (err) {
+      // Not recorded (a full disk, say): no `.prv` stays behind that no file id names.
+      enc.cek.fill(0);
+      await Deno.remove(enc.path).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Signs the PDUs of an encrypted file and stores it as sent; returns the result. */
+  async #record(
+    req: ProtectRequest,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    plaintextPath: string,
+    enc: PrvFileEncryption,
+  ): Promise<SendFileResult> {
+    const minutes = req.rules.duration_minutes;
     const now = nowOf(this.d);
-    const name = baseName(file.path);
+    const name = baseName(plaintextPath);
     const base = { v: PDU_VERSION, file_uid: enc.fileUid, issued_at: now } as const;
     const filePdu = await signPdu({
       ...base,

@@ -4,13 +4,14 @@
  */
 import type { GatewayConfig } from "../config.ts";
 import { generateAccountKey, keyCreationTime } from "../crypto/keygen.ts";
-import { describeError, StartupError } from "../errors.ts";
+import { describeError, diskFullError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
 import { type LicenseStartDeps, startLicense } from "../license/start.ts";
 import type { LicenseManager } from "../license/manager.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, Store } from "../store/mod.ts";
 import type { ServerParams } from "../transport/server_params.ts";
+import { DataDirLayout } from "../constants.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
 import { errText, prepareDataDir, prepareDefaultFilesDir } from "./data_dir.ts";
@@ -18,8 +19,10 @@ import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
 import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
 import { registerOnRelay } from "./relay_register.ts";
+import { unlessDiskFull } from "./unless_disk_full.ts";
 import {
   type FingerprintSources,
+  loadDeviceFingerprint,
   type StoredDeviceFingerprint,
   storeDeviceFingerprint,
 } from "../viewer/device_fingerprint.ts";
@@ -96,8 +99,26 @@ async function step<T>(
   } catch (err) {
     // The error itself is printed once, by the daemon, when the start fails.
     log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms() });
-    throw err;
+    throw fullDiskStartError(err, name) ?? err;
   }
+}
+
+/**
+ * A step that cannot do without space (setting up a new account, a database upgrade) on a full
+ * disk: a start error that says so. A provisioned account comes up on a full disk instead; its
+ * steps go on without the writes they can leave for later.
+ */
+function fullDiskStartError(err: unknown, name: string): StartupError | undefined {
+  if (diskFullError(err) === undefined) return undefined;
+  let root = err as Error;
+  while (root.cause instanceof Error) root = root.cause;
+  return new StartupError(
+    `the disk is full (${root.message}): the start step "${name}" cannot go on without ` +
+      "space (a new account is being set up, or the database needs an upgrade); free space in " +
+      "the data directory and start again",
+    undefined,
+    { cause: err },
+  );
 }
 
 /**
@@ -142,7 +163,16 @@ export async function provision(
       timings,
       "2b",
       "device fingerprint",
-      () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+      () =>
+        unlessDiskFull(
+          "storing the device fingerprint",
+          () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+          async () => ({
+            ...await loadDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+            storedPath: `${config.dataDir}/${DataDirLayout.DEVICE_FINGERPRINT}`,
+            change: "unchanged" as const,
+          }),
+        ),
     );
     const installation = await step(
       timings,
@@ -236,8 +266,11 @@ async function registerStep(config: GatewayConfig, store: Store, deps: Provision
   if (addr !== undefined && password !== undefined) {
     const stored = store.config.get(ConfigKey.DISPLAY_NAME);
     if (config.profile !== undefined && config.profile !== stored) {
-      store.config.set(ConfigKey.DISPLAY_NAME, config.profile);
-      log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
+      const profile = config.profile;
+      await unlessDiskFull("the display name from EDGE_PROFILE", () => {
+        store.config.set(ConfigKey.DISPLAY_NAME, profile);
+        log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
+      }, () => {});
     }
     log.info("already registered; skipping", { addr });
     return { addr, password, registered: false, relayTime: undefined };

@@ -21,6 +21,7 @@ export { ConfigKey } from "./config_store.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
 export { DiskState, type DiskWord } from "./disk_state.ts";
+export { DISK_SPACE_PROBE_MS, watchDiskSpace } from "./disk_space_watch.ts";
 export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.ts";
 export type { ChatListFilter, ChatRecord, MembershipRecord, NewChat } from "./chats_store.ts";
 export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";

@@ -42,6 +42,11 @@ export interface MailSink {
    */
   forgive(msg: InboxMessage): void;
   /**
+   * Whether the disk is known to be full still (optional): once it says false, a drain paused for
+   * the disk retries at once instead of at the end of its back-off.
+   */
+  diskFull?(): boolean;
+  /**
    * Records a mail the drain does not fetch whole: too large, or the process stopped even while
    * fetching it for the quarantine. `head` is the start of the mail (all of it when
    * `head.length === msg.size`). Resolving means "safe to delete".
@@ -119,7 +124,9 @@ export class InboxDrain {
 
   /** Milliseconds until a failed mail may be retried (Infinity when none waits). */
   nextRetryIn(): number {
-    if (this.#diskRetryAt !== undefined) return Math.max(0, this.#diskRetryAt - this.now());
+    if (this.#diskRetryAt !== undefined) {
+      return this.#spaceBack() ? 0 : Math.max(0, this.#diskRetryAt - this.now());
+    }
     let next = Infinity;
     for (const at of this.#retryAt.values()) next = Math.min(next, at - this.now());
     return Math.max(0, next);
@@ -127,7 +134,13 @@ export class InboxDrain {
 
   /** True while the drain waits for disk space (a full disk paused it). */
   get pausedForDisk(): boolean {
-    return this.#diskRetryAt !== undefined && this.#diskRetryAt > this.now();
+    return this.#diskRetryAt !== undefined && this.#diskRetryAt > this.now() &&
+      !this.#spaceBack();
+  }
+
+  /** The sink says the disk has space again (a write succeeded since the pause began). */
+  #spaceBack(): boolean {
+    return this.sink.diskFull?.() === false;
   }
 
   /** The disk was full: pause every mail, twice as long as the last time. */

@@ -11,6 +11,7 @@ import { logger } from "../log.ts";
 import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
 import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
 import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
+import { OutcomeBacklog } from "./outcome_backlog.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
@@ -103,6 +104,9 @@ export interface SmtpLoopOptions {
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
 const MAX_WAIT_MS = 10_000;
 
+/** Longest wait while outcomes wait to be recorded (the disk may have space again). */
+const UNRECORDED_RETRY_MS = 1_000;
+
 /** Waits for `kick()`, a timeout or an abort; a kick while nobody waits ends the next wait. */
 class Waker {
   #done: (() => void) | undefined;
@@ -157,6 +161,8 @@ export class SmtpLoop {
   /** The queue's times are checked at the first look and after each jump (until that worked). */
   #pullBackPending = true;
   readonly #inflight = new Set<number>();
+  /** Outcomes the queue could not record yet (a full disk): those rows are not sent again. */
+  readonly #unrecorded = new OutcomeBacklog();
   readonly #waker = new Waker();
   readonly #abort = new AbortController();
   #running: Promise<void> | undefined;
@@ -225,11 +231,13 @@ export class SmtpLoop {
         log.error("outbox queue failed", { error: smtpReason(err) });
         wait = this.#bounds.min;
       }
+      if (this.#unrecorded.size > 0) wait = Math.min(wait, UNRECORDED_RETRY_MS);
       await this.#waker.wait(Math.min(wait, MAX_WAIT_MS), signal);
     }
     while (this.#inflight.size > 0) {
       await this.#waker.wait(MAX_WAIT_MS, new AbortController().signal);
     }
+    this.#unrecorded.retry(); // a last try: what stays unwritten is sent again after a restart
     if (this.#lease) this.#retire(this.#lease);
   }
 
@@ -242,11 +250,13 @@ export class SmtpLoop {
       this.#setIdle(this.#inflight.size === 0);
       return this.#holdUntil - mono;
     }
+    this.#unrecorded.retry();
     const width = this.#connFailures > 0 ? 1 : this.#concurrency; // one probe after a failure
     if (this.#inflight.size < width) {
-      for (const mail of this.#opts.queue.due(now, width + this.#inflight.size)) {
+      const skip = this.#inflight.size + this.#unrecorded.size;
+      for (const mail of this.#opts.queue.due(now, width + skip)) {
         if (this.#inflight.size >= width) break;
-        if (!this.#inflight.has(mail.id)) this.#launch(mail);
+        if (!this.#inflight.has(mail.id) && !this.#unrecorded.has(mail.id)) this.#launch(mail);
       }
     }
     if (this.#inflight.size >= width) return MAX_WAIT_MS; // a settling send kicks the loop
@@ -323,9 +333,15 @@ export class SmtpLoop {
       });
       rejected = info?.rejected?.length ?? 0;
     } catch (err) {
-      return this.#report(() => this.#failed(lease, mail, err));
+      let record: () => void;
+      try {
+        record = this.#failed(lease, mail, err);
+      } catch (bug) {
+        return log.error("outbox update failed", { id: mail.id, error: smtpReason(bug) });
+      }
+      return this.#report(mail.id, record);
     }
-    this.#report(() => this.#opts.queue.sent(mail.id));
+    this.#report(mail.id, () => this.#opts.queue.sent(mail.id));
     this.#counts.sent++;
     this.#connFailures = 0;
     this.#holdUntil = 0;
@@ -340,15 +356,21 @@ export class SmtpLoop {
     this.#opts.events?.publish({ kind: "SmtpConnected", msg: `SMTP connected to ${this.#server}` });
   }
 
-  #report(fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      log.error("outbox update failed", { error: smtpReason(err) });
-    }
+  /** Records a send's outcome; one the queue cannot write now waits (see OutcomeBacklog). */
+  #report(id: number, fn: () => void): void {
+    this.#unrecorded.record(
+      id,
+      fn,
+      (err) =>
+        log.error("outbox update failed; the mail is not sent again before it is recorded", {
+          id,
+          error: smtpReason(err),
+        }),
+    );
   }
 
-  #failed(lease: Lease, mail: QueuedMail, err: unknown): void {
+  /** Notes a failed send (logs, back-off) and returns the queue write that records it. */
+  #failed(lease: Lease, mail: QueuedMail, err: unknown): () => void {
     const kind = classifySmtpError(err);
     const reason = smtpReason(err);
     const now = this.#now();
@@ -357,23 +379,25 @@ export class SmtpLoop {
     if (kind === "permanent") {
       this.#counts.gaveUp++;
       log.warn("relay refused a mail; giving up", { id: mail.id, reason });
-      return queue.gaveUp(mail.id, reason);
+      return () => queue.gaveUp(mail.id, reason);
     }
     if (kind === "connection") {
       this.#connectionFailed(lease, now, mono, reason, err);
       this.#counts.retried++;
       // Due when the pause ends, in the queue's wall-clock time.
-      return queue.retry(mail.id, reason, now + Math.max(0, this.#holdUntil - mono), false);
+      const at = now + Math.max(0, this.#holdUntil - mono);
+      return () => queue.retry(mail.id, reason, at, false);
     }
     if (mail.attempts + 1 >= this.#maxAttempts) {
       this.#counts.gaveUp++;
       log.warn("giving up a mail", { id: mail.id, attempts: mail.attempts + 1, reason });
-      return queue.gaveUp(mail.id, `${reason} (gave up after ${mail.attempts + 1} attempts)`);
+      const why = `${reason} (gave up after ${mail.attempts + 1} attempts)`;
+      return () => queue.gaveUp(mail.id, why);
     }
     const delay = backoffDelay(mail.attempts, this.#bounds);
     this.#counts.retried++;
     log.info("mail deferred", { id: mail.id, attempt: mail.attempts + 1, in_ms: delay, reason });
-    queue.retry(mail.id, reason, now + delay, true);
+    return () => queue.retry(mail.id, reason, now + delay, true);
   }
 
   /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */

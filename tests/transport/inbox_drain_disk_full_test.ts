@@ -125,3 +125,27 @@ Deno.test("a mail's own failure still counts and is quarantined after maxAttempt
     setLogSink(prev);
   }
 });
+
+Deno.test("a drain paused for the disk retries at once when the sink says space is back", async () => {
+  const prev = setLogSink(() => {});
+  try {
+    const { client, mails } = fakeInbox(["a", "b"]);
+    const sink = new (class extends DiskSink {
+      diskFull(): boolean {
+        return this.full;
+      }
+    })();
+    const drain = new InboxDrain(sink, DEFAULT_DRAIN_LIMITS, () => 0); // the clock stands still
+    sink.full = true;
+    await drain.drain(client, keepAlive, () => false);
+    assert.ok(drain.pausedForDisk);
+    assert.equal(drain.nextRetryIn(), DISK_FULL_RETRY_MIN_MS);
+    sink.full = false; // the store saw a write succeed
+    assert.equal(drain.pausedForDisk, false);
+    assert.equal(drain.nextRetryIn(), 0);
+    assert.equal(await drain.drain(client, keepAlive, () => false), 2);
+    assert.equal(mails.size, 0);
+  } finally {
+    setLogSink(prev);
+  }
+});

@@ -3,6 +3,7 @@
  * a real relay (delivery, a relay outage without loss or duplicates, a 523 refusal).
  */
 import assert from "node:assert/strict";
+import { DiskFullError } from "../../src/errors.ts";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { setLogSink } from "../../src/log.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
@@ -225,6 +226,45 @@ Deno.test("SmtpLoop drains every due mail on start and reports it sent", async (
   assert.deepEqual(events.map((e) => e.kind), ["SmtpConnected"]);
   assert.equal(stats.created, 1);
   assert.equal(stats.closed, 1, "stop() closes the transport");
+});
+
+Deno.test("SmtpLoop sends a mail once when a full disk keeps its outcome from the queue", async () => {
+  const queue = new MemoryQueue();
+  const accepted = queue.add();
+  const deferred = queue.add("Subject: later\r\n\r\nx\r\n");
+  let fullFor = 3; // the next writes fail, as on a full disk
+  const full = <A extends unknown[]>(write: (...a: A) => void) => (...a: A) => {
+    if (fullFor-- > 0) throw new DiskFullError("database or disk is full");
+    write(...a);
+  };
+  queue.sent = full(queue.sent.bind(queue));
+  queue.retry = full(queue.retry.bind(queue));
+  const { factory, stats } = fakeTransport((mail) =>
+    /later/.test(new TextDecoder().decode(mail.raw))
+      ? Promise.reject(smtpError("EENVELOPE", "RCPT TO", "451 4.3.0 Try again later"))
+      : Promise.resolve()
+  );
+  await withLoop(
+    { queue, transportFactory: factory, backoff: { min: 60_000, max: 60_000 } },
+    async () => {
+      await until(
+        () => queue.sentIds.length === 1 && queue.retries.length === 1,
+        5_000,
+        "both outcomes recorded",
+      );
+    },
+  );
+  assert.deepEqual(queue.sentIds, [accepted]);
+  assert.deepEqual(queue.retries.map((r) => r.id), [deferred]);
+  const sends = (id: number) =>
+    stats.mails.filter((m) => /later/.test(new TextDecoder().decode(m.raw)) === (id === deferred))
+      .length;
+  assert.equal(sends(accepted), 1, "the accepted mail went out once");
+  assert.equal(
+    sends(deferred),
+    1,
+    "the deferred mail was not retried before its retry was written",
+  );
 });
 
 for (

@@ -170,11 +170,12 @@ export class Messages {
    * Sends a message, the one way every message of ours goes out: checks the chat and its
    * recipients (every one needs a key), copies the file into the blob directory, lets
    * `steps.admit` refuse it, renders it with `steps.render`, then inserts the message (state 10,
-   * from 1) and its outbox row in one transaction and returns the id. A message to a contact
+   * from 1) and its outbox rows (the mail and its `separateMails`) in one transaction and returns
+   * the id. A message to a contact
    * whose SecureJoin handshake is in progress (no key yet) is admitted the same way, then stored
    * unrendered and goes out when the join completes, or fails when it times out
    * (`join_wait.ts`). Emits `MsgsChanged{chatId,msgId}` and what the mail announces after the
-   * commit, then runs its `afterCommit`. When admitting, rendering or the transaction fails,
+   * commit. When admitting, rendering or the transaction fails,
    * nothing is stored and a blob copied for this call alone is removed again.
    */
   async createOutgoing(m: OutgoingMessage, steps: SendSteps): Promise<number> {
@@ -216,7 +217,6 @@ export class Messages {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
       msgId = this.#insertOutgoing(draft, m.info, mail);
-      await mail.afterCommit?.();
       return msgId;
     } finally {
       if (blob) this.ctx.blobHolds.release(blob.path);
@@ -296,6 +296,9 @@ export class Messages {
       });
       if (mail !== undefined) {
         this.ctx.store.outbox.enqueue({ msgId, ...mail });
+        for (const separate of mail.separateMails ?? []) {
+          this.ctx.store.outbox.enqueue({ msgId: 0, ...separate });
+        }
         this.ctx.tx.mailQueued();
       }
       for (const e of mail?.announce?.(msgId) ?? []) emit(e);

@@ -103,6 +103,11 @@ export class InboxReception {
     }
   }
 
+  /** Whether the store last saw the disk full (the drain resumes once it is not). */
+  diskFull(): boolean {
+    return this.ctx.store.disk.word === "full";
+  }
+
   failed(m: InboxMail, reason: string): void {
     this.ctx.store.receiveAttempts.failed(keyOf(m), reason);
   }

@@ -48,8 +48,11 @@ export interface RenderedMail {
   readonly subject?: string;
   /** Events published with the commit that stores message `msgId` with this mail. */
   readonly announce?: (msgId: number) => readonly GatewayEvent[];
-  /** Work after that commit (mails of their own, such as separate protected-file PDUs). */
-  readonly afterCommit?: () => Promise<void>;
+  /**
+   * Mails of their own queued in the same commit (a protected file's PDUs to each of several
+   * recipients): a message is never stored without them, nor they without it.
+   */
+  readonly separateMails?: readonly RenderedMail[];
 }
 
 /** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
