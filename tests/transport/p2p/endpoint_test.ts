@@ -1,7 +1,11 @@
 /** The direct path on loopback: transfer, resume from the sink's offset, refusals, timeouts. */
 import assert from "node:assert/strict";
-import { P2pEndpoint, type P2pOffer, type P2pProgress } from "../../../src/transport/p2p/mod.ts";
-import { OnceLog } from "../../../src/transport/p2p/once_log.ts";
+import {
+  OnceLog,
+  P2pEndpoint,
+  type P2pOffer,
+  type P2pProgress,
+} from "../../../src/transport/p2p/mod.ts";
 import {
   checkingSink,
   generatedSha256,
