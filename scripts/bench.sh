@@ -22,7 +22,7 @@ DENO="${DENO:-$parent_exe}"
 export DENO
 # The container benchmark uses only WebCrypto and files in /tmp: no packages, no namespace.
 if [ "${BENCH_ONLY:-}" = prv ] && [ "${EDGE_BENCH_IN_NS:-}" != 1 ]; then
-  exec "$DENO" run -A --no-prompt bench/drivers/run.ts
+  exec "$DENO" run -A --no-prompt --unstable-net bench/drivers/run.ts
 fi
 # shellcheck source=scripts/isolation.sh
 . "$root/scripts/isolation.sh" # the tests' namespace set-up: enter_isolation
@@ -30,7 +30,7 @@ fi
 # Inside the namespace: the same isolation as the tests, then the benchmark driver.
 if [ "${EDGE_BENCH_IN_NS:-}" = 1 ]; then
   enter_isolation edge-bench "edge gateway bench"
-  "$DENO" run -A --no-prompt bench/drivers/run.ts
+  "$DENO" run -A --no-prompt --unstable-net bench/drivers/run.ts
   exit $?
 fi
 

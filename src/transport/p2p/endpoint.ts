@@ -71,6 +71,8 @@ export class P2pEndpoint {
   #listener: Deno.QuicListener;
   #cert: LocalCertificate;
   readonly #sessions = new Map<string, AnySession>();
+  /** When each session's offer or answer expires, for sessions whose run has not started. */
+  readonly #unstarted = new Map<string, number>();
   readonly #settings: ConnSettings;
   readonly #opts: Settings;
   readonly #candidates: Candidate[];
@@ -166,6 +168,7 @@ export class P2pEndpoint {
             );
           } else s.peer = d;
         }
+        this.#unstarted.delete(t.transferId);
         return s.run(opts);
       },
       cancel: () => s.cancel(),
@@ -205,7 +208,11 @@ export class P2pEndpoint {
       transfer_id: d.transferId,
       ...this.#describe(token),
     };
-    return { answer, run: (opts) => s.run(opts), cancel: () => s.cancel() };
+    const run = (opts?: P2pRunOptions) => {
+      this.#unstarted.delete(d.transferId);
+      return s.run(opts);
+    };
+    return { answer, run, cancel: () => s.cancel() };
   }
 
   /** Closes the port; running transfers end (dropped). */
@@ -240,7 +247,10 @@ export class P2pEndpoint {
       maxAttempts: this.#opts.maxAttempts,
       log: this.#opts.log,
       now: this.#opts.now,
-      onEnd: () => this.#sessions.delete(transferId),
+      onEnd: () => {
+        this.#sessions.delete(transferId);
+        this.#unstarted.delete(transferId);
+      },
     };
   }
 
@@ -249,11 +259,16 @@ export class P2pEndpoint {
       throw new Error(`transfer ${s.transferId} is already running`);
     }
     this.#sessions.set(s.transferId, s);
+    this.#unstarted.set(s.transferId, this.#opts.now() + P2pDefaults.OFFER_TTL_MS);
   }
 
   /** A new certificate when the current one runs short and no transfer relies on it. */
   async #rotateIfDue(): Promise<void> {
     const now = this.#opts.now();
+    // Offers and answers never run expire with their `expires_at`: their tokens stop working.
+    for (const [id, expiresAt] of this.#unstarted) {
+      if (expiresAt < now) this.#sessions.get(id)?.cancel();
+    }
     if (
       this.#cert.notAfter - now > P2pDefaults.CERT_ROTATE_REMAINING_MS || this.#sessions.size > 0
     ) return;

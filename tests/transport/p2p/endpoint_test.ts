@@ -1,5 +1,6 @@
 /** The direct path on loopback: transfer, resume from the sink's offset, refusals, timeouts. */
 import assert from "node:assert/strict";
+import { setLogSink } from "../../../src/log.ts";
 import {
   OnceLog,
   P2pEndpoint,
@@ -176,6 +177,72 @@ Deno.test("an unknown transfer is refused by the sender", async () => {
     assert.equal(!ro.ok && ro.reason, "connect_timeout");
     assert((logS.counts.get("unknown_transfer") ?? 0) >= 1);
   } finally {
+    close();
+  }
+});
+
+Deno.test("an idle endpoint replaces a certificate that runs short, and the new pin works", async () => {
+  // The first certificate is made 8 days back (5 of its 13 days left: under the 7 kept); the
+  // clock then returns to now, since rustls checks validity against the real time.
+  let now = Date.now() - 8 * 24 * 3600_000;
+  const s = await P2pEndpoint.open({ ...LOOP, now: () => now });
+  const r = await P2pEndpoint.open(LOOP);
+  try {
+    const first = await s.offer({
+      transferId: "t-before",
+      size: 1,
+      sha256: "0".repeat(64),
+      source: generatedSource(1),
+    });
+    first.cancel();
+    now = Date.now();
+    const size = 50_000;
+    const out = await s.offer({
+      transferId: "t-after",
+      size,
+      sha256: await generatedSha256(size),
+      source: generatedSource(size),
+    });
+    assert.notEqual(out.offer.pin, first.offer.pin);
+    const inc = await r.accept(out.offer, checkingSink());
+    assert(!("refused" in inc));
+    const [so, ro] = await Promise.all([out.run(inc.answer), inc.run()]);
+    assert(so.ok && ro.ok, JSON.stringify({ so, ro }));
+  } finally {
+    s.close();
+    r.close();
+  }
+});
+
+Deno.test("an offer never run expires: its token stops working", async () => {
+  let now = Date.now();
+  const s = await P2pEndpoint.open({ ...LOOP, now: () => now });
+  const r = await P2pEndpoint.open(LOOP);
+  try {
+    const stale = await offerFor(s, "t-stale");
+    now += 25 * 3600_000; // past the 24 h an offer is honoured
+    await offerFor(s, "t-fresh"); // any new offer sweeps the expired ones
+    const inc = await r.accept({ ...stale, expires_at: Date.now() + 60_000 }, checkingSink());
+    assert(!("refused" in inc));
+    const ro = await inc.run();
+    assert.equal(!ro.ok && ro.reason, "connect_timeout");
+  } finally {
+    s.close();
+    r.close();
+  }
+});
+
+Deno.test("each refusal is logged once per transfer and reason, however often it comes", async () => {
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  const { s, r, close } = await pair();
+  try {
+    const offer = await offerFor(s, "t-flood");
+    for (let i = 0; i < 5; i++) await r.accept({ ...offer, size: -1 }, checkingSink());
+    assert.equal(lines.filter((l) => l.includes("forged_offer")).length, 1);
+    assert.ok(!lines.some((l) => l.includes(offer.token)), "the token is never logged");
+  } finally {
+    setLogSink(prev);
     close();
   }
 });
