@@ -95,6 +95,11 @@ export class NetLab {
     if (!out.success) throw new Error(`nft: ${new TextDecoder().decode(out.stderr)}`);
   }
 
+  /** `await using lab = new NetLab(…)`: the namespaces go however the test ends. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.destroy();
+  }
+
   /** Deletes every namespace made (their veth ends go with them). */
   async destroy(): Promise<void> {
     for (const ns of this.#made.splice(0).reverse()) {

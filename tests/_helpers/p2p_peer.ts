@@ -37,8 +37,11 @@ async function readLine(): Promise<string> {
 const say = (o: unknown) => console.log(JSON.stringify(o));
 const next = async () => JSON.parse(await readLine());
 
-let rssPeak = 0;
-const rssStart = Deno.memoryUsage().rss;
+// RSS at rest is taken right before the run (endpoint open, offer and answer made), so the growth
+// is what moving the file costs, not the start-up.
+let rssStart = Deno.memoryUsage().rss;
+let rssPeak = rssStart;
+const atRest = () => rssPeak = rssStart = Deno.memoryUsage().rss;
 const sample = setInterval(() => rssPeak = Math.max(rssPeak, Deno.memoryUsage().rss), 100);
 const onProgress = (p: { bytes: number }) => {
   rssPeak = Math.max(rssPeak, Deno.memoryUsage().rss);
@@ -57,6 +60,7 @@ try {
     });
     say({ offer: out.offer });
     const { answer } = await next();
+    atRest();
     const t0 = performance.now();
     const outcome = await out.run(answer ?? null, { onProgress });
     say({ outcome, ms: performance.now() - t0, rss: { start: rssStart, peak: rssPeak } });
@@ -68,6 +72,7 @@ try {
       say({ refused: inc.refused });
     } else {
       say({ answer: inc.answer });
+      atRest();
       const t0 = performance.now();
       const outcome = await inc.run({ onProgress });
       say({

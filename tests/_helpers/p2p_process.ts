@@ -34,6 +34,7 @@ export class PeerProcess {
       "-A",
       "--no-prompt",
       "--unstable-net",
+      "--v8-flags=--expose-gc", // the daemon's runtime flags (scripts/permissions.sh)
       PEER,
       JSON.stringify(cfg),
     ];
@@ -43,6 +44,7 @@ export class PeerProcess {
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
+      env: { MALLOC_MMAP_THRESHOLD_: "4194304" }, // as scripts/start.sh and the image run it
     }).spawn();
     this.#writer = this.#child.stdin.getWriter();
     this.#reading = this.#read();

@@ -13,7 +13,16 @@ export type P2pRefusal =
 
 const MAX_REMEMBERED = 4096;
 
-/** A logger that writes each (reason, transfer) pair once; `counts` tells how often each came. */
+/**
+ * Refusals a stranger can cause with made-up transfer ids: logged once per endpoint, not per id,
+ * so that varying the id does not flood the log.
+ */
+const PER_ENDPOINT: ReadonlySet<P2pRefusal> = new Set(["unknown_transfer", "bad_hello"]);
+
+/**
+ * A logger that writes each (reason, transfer) pair once (each reason once when strangers can vary
+ * the transfer id); `counts` tells how often each came.
+ */
 export class OnceLog {
   readonly counts = new Map<P2pRefusal, number>();
   #seen = new Set<string>();
@@ -25,7 +34,7 @@ export class OnceLog {
 
   refuse(reason: P2pRefusal, transferId: string, detail?: string): void {
     this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1);
-    const key = `${reason}\n${transferId}`;
+    const key = PER_ENDPOINT.has(reason) ? reason : `${reason}\n${transferId}`;
     if (this.#seen.has(key)) return;
     if (this.#seen.size >= MAX_REMEMBERED) this.#seen.clear();
     this.#seen.add(key);

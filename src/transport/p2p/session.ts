@@ -5,6 +5,7 @@ import { type ConnSettings, dialCandidate } from "./dial.ts";
 import type { Link } from "./link.ts";
 import type { PeerDescription } from "./offer.ts";
 import type { OnceLog } from "./once_log.ts";
+import { youngGarbageHint } from "./gc_hint.ts";
 import { progressThrottle } from "./progress.ts";
 import { AsyncQueue } from "./queue.ts";
 import { deadline, pause, withinMs } from "./timeout.ts";
@@ -33,6 +34,8 @@ abstract class Session<Ready> {
   abstract readonly kind: "send" | "receive";
   protected readonly ready = new AsyncQueue<Ready>();
   protected wireBytes = 0;
+  /** Frees the chunks already handed on, young (see gc_hint.ts). */
+  protected readonly moved = youngGarbageHint();
   #ended = false;
 
   constructor(
@@ -62,7 +65,8 @@ abstract class Session<Ready> {
             this.deps.log,
           );
           if (link) {
-            if (signal.aborted && this.ready.size > 0) link.close();
+            // A dial that completes after the run ended (or once another link won) is closed.
+            if (this.#ended || (signal.aborted && this.ready.size > 0)) link.close();
             else this.admit(link);
             return;
           }
@@ -209,6 +213,7 @@ export class SendSession extends Session<{ link: Link; offset: number }> {
         await link.writer.write(chunk);
         pos += chunk.length;
         this.wireBytes += chunk.length;
+        this.moved(chunk.length);
         report(pos);
       }
       const done = await link.reader.exact(1);
@@ -329,6 +334,7 @@ export class ReceiveSession extends Session<Link> {
         hash.update(chunk);
         count += chunk.length;
         this.wireBytes += chunk.length;
+        this.moved(chunk.length);
         report(count);
       }
     } catch {

@@ -36,7 +36,7 @@ Deno.test({
   ignore: NO_NET,
   sanitizeResources: false,
   fn: async () => {
-    const lab = new NetLab("g");
+    await using lab = new NetLab("g");
     const { a, b } = await vethPair(lab);
     const size = 1024 * MiB;
     const p = peers(a, b, size, {}, await generatedSha256(size));
@@ -48,7 +48,6 @@ Deno.test({
       assert.equal(r.receiver!.mismatches, 0);
     } finally {
       await p.stop();
-      await lab.destroy();
     }
   },
 });
@@ -59,7 +58,7 @@ Deno.test({
   ignore: NO_NET,
   sanitizeResources: false,
   fn: async () => {
-    const lab = new NetLab("c");
+    await using lab = new NetLab("c");
     const { a, b } = await vethPair(lab);
     // 100 Mbit/s, so that the cut lands mid-transfer
     await lab.exec(
@@ -107,7 +106,6 @@ Deno.test({
       assert.equal(r.receiver!.mismatches, 0);
     } finally {
       await p.stop();
-      await lab.destroy();
     }
   },
 });
@@ -118,7 +116,7 @@ Deno.test({
   ignore: NO_NET,
   sanitizeResources: false,
   fn: async () => {
-    const lab = new NetLab("u");
+    await using lab = new NetLab("u");
     const { a, b } = await vethPair(lab);
     await lab.nft(
       b,
@@ -131,7 +129,6 @@ Deno.test({
       assert.equal(r.receiver!.outcome.reason, "connect_timeout");
     } finally {
       await p.stop();
-      await lab.destroy();
     }
   },
 });
@@ -208,7 +205,7 @@ for (const symmetric of [false, true]) {
     ignore: NO_NET,
     sanitizeResources: false,
     fn: async () => {
-      const lab = new NetLab(symmetric ? "s" : "n");
+      await using lab = new NetLab(symmetric ? "s" : "n");
       const net = await natLab(lab, symmetric);
       const endpoint = { stun: { hostname: "203.0.113.1", port: 3478 }, connectTimeoutMs: 6_000 };
       const p = peers(net.a, net.b, 4 * MiB, endpoint);
@@ -225,7 +222,6 @@ for (const symmetric of [false, true]) {
       } finally {
         await p.stop();
         await net.stop();
-        await lab.destroy();
       }
     },
   });

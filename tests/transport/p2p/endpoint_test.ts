@@ -246,3 +246,24 @@ Deno.test("each refusal is logged once per transfer and reason, however often it
     close();
   }
 });
+
+Deno.test("made-up transfer ids are refused, and logged once however many come", async () => {
+  const lines: string[] = [];
+  const prev = setLogSink((l) => lines.push(l));
+  const s = await P2pEndpoint.open(LOOP);
+  const r = await P2pEndpoint.open({ ...LOOP, connectTimeoutMs: 1_000 });
+  try {
+    const offer = await offerFor(s, "t-real");
+    for (const id of ["t-x1", "t-x2", "t-x3"]) {
+      const inc = await r.accept({ ...offer, transfer_id: id }, checkingSink());
+      assert(!("refused" in inc));
+      const ro = await inc.run();
+      assert.equal(!ro.ok && ro.reason, "connect_timeout");
+    }
+    assert.equal(lines.filter((l) => l.includes("unknown_transfer")).length, 1);
+  } finally {
+    setLogSink(prev);
+    s.close();
+    r.close();
+  }
+});
