@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   decodeBindingResponse,
   encodeBindingRequest,
+  queryStunMapping,
   STUN_MAGIC_COOKIE,
 } from "../../../src/transport/p2p/stun.ts";
 
@@ -79,4 +80,38 @@ Deno.test("another transaction, another type, a bad cookie or a truncated messag
   assert.equal(decodeBindingResponse(good.subarray(0, good.length - 4), TXID), undefined);
   assert.equal(decodeBindingResponse(good.subarray(0, 10), TXID), undefined);
   assert.equal(decodeBindingResponse(response([]), TXID), undefined);
+});
+
+Deno.test("a query over UDP learns the mapping, and a silent server gives none", async () => {
+  const server = Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port: 0 });
+  const serverPort = (server.addr as Deno.NetAddr).port;
+  const serving = (async () => {
+    const [req, from] = await server.receive();
+    const reply = response([[0x0020, xorV4([198, 51, 100, 7], 4242)]], req.slice(8, 20));
+    await server.send(reply, from);
+  })();
+  try {
+    const got = await queryStunMapping(
+      { hostname: "127.0.0.1", port: 0 },
+      { hostname: "127.0.0.1", port: serverPort },
+      1_000,
+    );
+    assert.deepEqual(got.mapped, { hostname: "198.51.100.7", port: 4242 });
+    assert.ok(got.localPort > 0);
+    await serving;
+    // nobody answers on this port now that the server is closed
+    server.close();
+    const none = await queryStunMapping(
+      { hostname: "127.0.0.1", port: 0 },
+      { hostname: "127.0.0.1", port: serverPort },
+      50,
+    );
+    assert.equal(none.mapped, undefined);
+  } finally {
+    try {
+      server.close();
+    } catch {
+      // closed above
+    }
+  }
 });
