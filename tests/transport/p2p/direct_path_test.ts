@@ -133,6 +133,41 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "a firewall in front of the sender: its own dial (the answer's pin and token) opens the path",
+  ignore: NO_NET,
+  sanitizeResources: false,
+  fn: async () => {
+    await using lab = new NetLab("r");
+    const { a, b } = await vethPair(lab);
+    // A (the sender) takes no new UDP flow from outside: the receiver's dials die until the
+    // sender's dial to B (the answer's candidates, B's pin, B's token) opens the flow, as a
+    // stateful firewall or NAT does; either connection may then carry the file.
+    await lab.nft(
+      a,
+      'table inet p2ptest {\n chain in {\n  type filter hook input priority 0;\n  iifname "p2pa" meta l4proto udp ct state new drop\n }\n}\n',
+    );
+    const p = peers(a, b, 2 * MiB, { connectTimeoutMs: 6_000 });
+    try {
+      const r = await runPair(p.sender, p.receiver);
+      assert.equal(r.sender.outcome.ok, true, JSON.stringify(r.sender));
+      assert.equal(r.receiver!.outcome.ok, true, JSON.stringify(r.receiver));
+      assert.equal(r.receiver!.mismatches, 0);
+      // Without the answer the sender does not dial, and nothing connects.
+      const q = peers(a, b, 2 * MiB, { connectTimeoutMs: 2_000 });
+      try {
+        const none = await runPair(q.sender, q.receiver, false);
+        assert.equal(none.receiver!.outcome.reason, "connect_timeout");
+      } finally {
+        await q.stop();
+      }
+    } finally {
+      await p.stop();
+    }
+  },
+});
+
 /**
  * "Outside" (203.0.113.0/24, coturn on .1) with two NAT namespaces (.2, .3) masquerading their
  * LANs 10.1.0.0/24 and 10.2.0.0/24, where A (10.1.0.2) and B (10.2.0.2) live. `symmetric`
