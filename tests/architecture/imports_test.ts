@@ -65,6 +65,8 @@ interface PackageRule {
  */
 const PACKAGES: Readonly<Record<string, PackageRule>> = {
   "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
+  // the direct path over QUIC: a building block the transfer layer calls, never the core
+  "transport/p2p/": { entry: "transport/p2p/mod.ts", mayImportUpTo: 0 },
   ...Object.fromEntries(
     ["channels", "chats", "contacts", "groups", "receive", "send"].map((sub) => [
       `core/${sub}/`,
