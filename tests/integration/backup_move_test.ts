@@ -68,6 +68,8 @@ twoGatewaysTest({
     gws.a = moved; // stopped with the others
     assert.equal(moved.addr, old.addr);
     assert.match(moved.daemon.output(), /backup restored/);
+    // Another machine id: the restored installation is a moved one (docs/identity.md).
+    assert.match(moved.daemon.output(), /this installation moved to another machine/);
     const contact = await moved.call<{ isVerified: boolean; address: string }>(
       "get_contact",
       1,
