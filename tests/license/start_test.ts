@@ -158,11 +158,20 @@ Deno.test({
       await using fs = await mountTmpfs("licfull", "1m");
       const { url } = server.issue({ type: "trial", maxDevices: 4 });
       fillDisk(`${fs.path}/filler`);
-      const state = { get: () => undefined, set: () => {} };
+      const state = {
+        get: (k: string) => k === "installation_id" ? "1".repeat(32) : undefined,
+        set: () => {},
+      };
       const { manager, retryUrl } = await startLicense(
         testConfig(fs.path, { EDGE_LICENSE_URL: url }),
         state,
-        { fetch: server.fetch, clock: () => T0, keys: server.trusted, fingerprint: FINGERPRINT },
+        {
+          fetch: server.fetch,
+          clock: () => T0,
+          keys: server.trusted,
+          fingerprint: FINGERPRINT,
+          machineId: "m".repeat(32),
+        },
       );
       assert.equal(manager.status(), "no_license");
       assert.equal(retryUrl, url, "a full disk passes: the activation is retried");
