@@ -10,7 +10,7 @@ import { InboxReception } from "./core/receive/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import { logger } from "./log.ts";
-import type { Store } from "./store/mod.ts";
+import { setRelayMessageLimit, type Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
 import type { MailProblemSink } from "./transport/mail_problem.ts";
 import type { ServerParams } from "./transport/server_params.ts";
@@ -83,6 +83,17 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     now: () => core.ctx.now(),
     monotonic: monotonicNow,
     problems: o.problems,
+    onSizeLimit: (bytes) => {
+      try {
+        if (setRelayMessageLimit(o.store, bytes)) {
+          log.info("relay message size limit", { bytes: bytes ?? null });
+        }
+      } catch (err) {
+        log.warn("relay message size limit not stored", {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
   });
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();

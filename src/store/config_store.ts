@@ -12,6 +12,11 @@ export const ConfigKey = {
   LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
   /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
   LICENSE_DEACTIVATED: "license_deactivated",
+  /**
+   * The largest mail in bytes the relay accepts, as its SMTP SIZE extension (RFC 1870) last said;
+   * absent while unknown. Read it through `relayMessageLimit` (relay_limit.ts).
+   */
+  MAX_MESSAGE_BYTES: "max_message_bytes",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 
@@ -41,6 +46,12 @@ export class ConfigStore {
     );
     // After the write: a transaction that rolls back later leaves a stale entry, so drop it
     // instead of caching the new value until the write is known to be durable.
+    this.#cache.delete(key);
+  }
+
+  /** Removes a key (nothing happens when it is absent). */
+  delete(key: ConfigKey): void {
+    this.db.run("DELETE FROM config WHERE key = ?", key);
     this.#cache.delete(key);
   }
 

@@ -13,6 +13,7 @@ import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.t
 import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
+import { probeSmtpSizeLimit } from "./smtp_size.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
 import {
   isUnverifiedCertificate,
@@ -98,6 +99,16 @@ export interface SmtpLoopOptions {
   readonly tlsProbe?: () => Promise<TlsClockFault | undefined>;
   /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
   readonly transportFactory?: () => SmtpSender;
+  /**
+   * Asks the relay for its message size limit (SMTP SIZE, RFC 1870); default: an EHLO on
+   * `endpoint` (smtp_size.ts), none when `transportFactory` is given and this is not.
+   */
+  readonly sizeProbe?: () => Promise<number | undefined>;
+  /**
+   * Told what the relay's SIZE said (undefined: no limit named) when the loop starts and each
+   * time it connects again after a connection failure.
+   */
+  readonly onSizeLimit?: (bytes: number | undefined) => void;
 }
 
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
@@ -165,6 +176,9 @@ export class SmtpLoop {
   /** Monotonic ms until which the loop pauses after a connection failure. */
   #holdUntil = 0;
   #connected = false;
+  /** Transports made so far: every one after the first is a reconnect. */
+  #senders = 0;
+  #probing = false;
   #idle = false;
   #idleWaiters: (() => void)[] = [];
   readonly #counts = { sent: 0, retried: 0, gaveUp: 0 };
@@ -188,9 +202,28 @@ export class SmtpLoop {
   start(signal: AbortSignal): void {
     if (signal.aborted) this.#abort.abort();
     else signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
+    if (this.#running === undefined) this.#learnSizeLimit();
     this.#running ??= this.#run().catch((err) =>
       log.error("SMTP loop ended unexpectedly", { error: smtpReason(err) })
     );
+  }
+
+  /** Asks the relay for its SIZE limit in the background and reports it (one probe at a time). */
+  #learnSizeLimit(): void {
+    const { onSizeLimit } = this.#opts;
+    const probe = this.#opts.sizeProbe ??
+      (this.#opts.transportFactory === undefined
+        ? () => probeSmtpSizeLimit(this.#opts.endpoint, this.#opts.password)
+        : undefined);
+    if (onSizeLimit === undefined || probe === undefined || this.#probing) return;
+    this.#probing = true;
+    probe().then(
+      (bytes) => {
+        log.debug("relay message size limit", { server: this.#server, bytes: bytes ?? null });
+        onSizeLimit(bytes);
+      },
+      (err) => log.info("relay size limit not learned", { error: smtpReason(err) }),
+    ).finally(() => this.#probing = false);
   }
 
   /** A mail was queued: look at the queue at once (a connection back-off still applies). */
@@ -304,6 +337,7 @@ export class SmtpLoop {
   }
 
   #createSender(): SmtpSender {
+    if (this.#senders++ > 0) this.#learnSizeLimit();
     if (this.#opts.transportFactory) return this.#opts.transportFactory();
     const transport = nodemailer.createTransport({
       ...smtpOptions(this.#opts.endpoint, this.#opts.password, true),

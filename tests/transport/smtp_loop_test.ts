@@ -342,6 +342,36 @@ Deno.test("SmtpLoop pauses after a connection failure and then probes with one m
   assert.equal(stats.maxInflight, 4);
 });
 
+Deno.test("SmtpLoop asks the relay's SIZE limit at start and again after each reconnect", async () => {
+  const { pass, ...clock } = testClocks();
+  let up = false;
+  const limits: (number | undefined)[] = [];
+  let probes = 0;
+  const queue = new MemoryQueue();
+  queue.add();
+  const { factory, stats } = fakeTransport(() =>
+    up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
+  );
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    ...clock,
+    sizeProbe: () => Promise.resolve(++probes === 1 ? 31_457_280 : 1_000_000),
+    onSizeLimit: (bytes) => void limits.push(bytes),
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => limits.length === 1, 5_000, "the first probe");
+    up = true;
+    pass(60_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => limits.length === 2, 5_000, "the probe of the reconnect");
+  });
+  assert.equal(stats.created, 2, "a transport at start, another after the failure");
+  assert.deepEqual(limits, [31_457_280, 1_000_000]);
+  assert.equal(queue.sentIds.length, 1);
+});
+
 Deno.test("SmtpLoop: wake() sends a newly queued mail at once; stop() ends the sleep", async () => {
   const queue = new MemoryQueue();
   const { factory } = fakeTransport();
