@@ -26,6 +26,7 @@ import { ComposerOutgoing, type OutgoingRenderer } from "../core/send/mod.ts";
 import { OutgoingControls } from "../core/send/mod.ts";
 import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
+import { checkMailSize, PRV_PDU_ROOM_BYTES } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
@@ -33,7 +34,7 @@ import type { LicenseSource } from "../license/manager.ts";
 import { deviceKeyOf } from "../protected_files/key_shares.ts";
 import { ProtectedFiles } from "../protected_files/service.ts";
 import { SecureJoin } from "../securejoin/mod.ts";
-import type { Store } from "../store/mod.ts";
+import { relayMessageLimit, type Store } from "../store/mod.ts";
 
 /** What sharing a protected file is called in the license gate's -32001 message. */
 const SEND_PROTECTED = "send_msg with a protected .prv file";
@@ -135,10 +136,18 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
   const gate = () => requireLicense(SEND_PROTECTED, o.license);
   const pipeline: SendSteps = {
-    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
+    admit: (d, c, r) => {
+      protectedFiles.admit(d, c, r, gate);
+      // The size before anything is stored: a bound from the file's size, the file unread.
+      const room = d.file?.blob.endsWith(".prv") ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0;
+      const sizer = composer.chatSizer(d, c, r, room);
+      checkMailSize(sizer(d.file?.bytes ?? 0), relayMessageLimit(ctx.store), d, r, sizer);
+      return Promise.resolve();
+    },
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
       const mail = await composer.renderChat(prv.draft, c, r);
+      checkMailSize(mail.raw.length, relayMessageLimit(ctx.store), d, r);
       const fileId = prv.fileId;
       return {
         ...mail,

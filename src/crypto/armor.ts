@@ -73,6 +73,15 @@ export function armorMessage(binary: Uint8Array): string {
   return lines.join("\r\n");
 }
 
+/** Length of the armor's fixed lines (BEGIN, blank line, checksum, END), all with CRLF. */
+const ARMOR_FRAME_BYTES = BEGIN.length + 2 + 2 + 7 + END.length + 2;
+
+/** Exact length in bytes of `armorMessage` of a binary message of `n` bytes. */
+export function armoredLength(n: number): number {
+  const chars = 4 * Math.ceil(n / 3);
+  return ARMOR_FRAME_BYTES + chars + 2 * Math.ceil(chars / LINE);
+}
+
 /**
  * Reads an armored PGP MESSAGE (LF or CRLF, armor headers allowed, checksum optional but
  * verified when present) and returns the binary message.

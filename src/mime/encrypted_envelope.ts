@@ -3,7 +3,7 @@
  * it: `multipart/encrypted` with exactly two parts (`Version: 1`, then the armored message), the
  * address-only From, hidden recipients, `[...]` subject. All CRLF. Pure: values in, bytes out.
  */
-import { armorMessage } from "../crypto/armor.ts";
+import { armoredLength, armorMessage } from "../crypto/armor.ts";
 import { CHAT_VERSION, Header } from "../protocol.ts";
 
 /** Inputs of the outer envelope; the real headers live in the encrypted part. */
@@ -22,6 +22,15 @@ export interface EnvelopeInput {
 /** RFC 5322 date in UTC. */
 export function rfc5322Date(d: Date): string {
   return d.toUTCString().replace("GMT", "+0000");
+}
+
+/**
+ * Exact length in bytes of `renderEncryptedEnvelope(e)` for a ciphertext of `cipherBytes` bytes
+ * (e's own ciphertext is ignored).
+ */
+export function encryptedEnvelopeLength(e: EnvelopeInput, cipherBytes: number): number {
+  const frame = renderEncryptedEnvelope({ ...e, ciphertext: new Uint8Array(0) }).length;
+  return frame - armoredLength(0) + armoredLength(cipherBytes);
 }
 
 /** Renders the outer `multipart/encrypted` message. */

@@ -68,6 +68,12 @@ export function filenameParam(name: string): string {
   return `filename*=utf-8''${enc}`;
 }
 
+/** Length in bytes of what `base64Lines` makes of `n` bytes: 76-column lines joined by CRLF. */
+export function base64LinesLength(n: number): number {
+  const chars = 4 * Math.ceil(n / 3);
+  return chars + 2 * Math.max(0, Math.ceil(chars / 76) - 1);
+}
+
 function base64Lines(bytes: Uint8Array): string {
   const b64 = toBase64(bytes);
   const lines: string[] = [];

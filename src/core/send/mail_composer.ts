@@ -5,9 +5,14 @@
  * the gateways' automatic delivery receipt (`Edge-Delivery-Receipt-To`, ignored by Delta Chat).
  */
 import { encryptForChannel } from "../../crypto/channel_pgp.ts";
-import { encryptAndSign } from "../../crypto/pgp.ts";
-import { renderEncryptedEnvelope } from "../../mime/encrypted_envelope.ts";
+import { encryptAndSign, encryptedLengthBound } from "../../crypto/pgp.ts";
 import {
+  encryptedEnvelopeLength,
+  type EnvelopeInput,
+  renderEncryptedEnvelope,
+} from "../../mime/encrypted_envelope.ts";
+import {
+  base64LinesLength,
   encodeWord,
   type Mailbox,
   renderChatMessage,
@@ -69,6 +74,16 @@ function controlParts(c: ChatControl): [string, [string, string][]] {
   }
 }
 
+/** A chat message's inner MIME and what sealing it needs. */
+interface ChatInner {
+  readonly inner: Uint8Array;
+  readonly to: readonly KeyedRecipient[];
+  readonly messageId: string;
+  readonly subject: string;
+  /** A channel post's secret: sealed symmetrically. */
+  readonly secret?: string;
+}
+
 /** Builds the mails of one account. */
 export class MailComposer {
   constructor(
@@ -80,6 +95,16 @@ export class MailComposer {
   newMessageId(): string {
     const domain = this.self.addr.slice(this.self.addr.lastIndexOf("@") + 1) || "localhost";
     return `${newToken()}@${domain}`;
+  }
+
+  #envelope(messageId: string, ciphertext: Uint8Array): EnvelopeInput {
+    return {
+      from: this.self.addr,
+      messageId: `<${messageId}>`,
+      date: new Date(),
+      ciphertext,
+      boundary: newToken(),
+    };
   }
 
   #from(): Mailbox {
@@ -105,13 +130,7 @@ export class MailComposer {
         recipients: await Promise.all(to.map((r) => this.keys.get(r.publicKey))),
         signingKey: this.self.privateKey,
       });
-    const raw = renderEncryptedEnvelope({
-      from: this.self.addr,
-      messageId: `<${messageId}>`,
-      date: new Date(),
-      ciphertext,
-      boundary: newToken(),
-    });
+    const raw = renderEncryptedEnvelope(this.#envelope(messageId, ciphertext));
     return {
       raw,
       rfc724Mid: messageId,
@@ -132,6 +151,54 @@ export class MailComposer {
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
   ): Promise<RenderedMail> {
+    const bytes = draft.file && await Deno.readFile(draft.file.path);
+    const c = this.#chatInner(draft, chat, recipients, bytes);
+    return await this.seal(c.inner, c.to, c.messageId, c.subject, c.secret);
+  }
+
+  /**
+   * An upper bound of the size in bytes of the mail `renderChat` makes of `draft` (exact for the
+   * MIME, the base64 of the file, the armor and the envelope; bounded for OpenPGP), from the
+   * file's size alone: the file is not read. `extraBytes`: room for headers added later (the
+   * protected-file PDUs).
+   */
+  measureChat(
+    draft: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    extraBytes = 0,
+  ): number {
+    return this.chatSizer(draft, chat, recipients, extraBytes)(draft.file?.bytes ?? 0);
+  }
+
+  /**
+   * `measureChat` as a function of the file's size, the rest of `draft` fixed (it must have a
+   * file for the size to count): what the same message with a file of n bytes would take.
+   */
+  chatSizer(
+    draft: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    extraBytes = 0,
+  ): (fileBytes: number) => number {
+    const c = this.#chatInner(draft, chat, recipients, draft.file && new Uint8Array(0));
+    const envelope = this.#envelope(c.messageId, new Uint8Array(0));
+    const keys = c.secret !== undefined ? 1 : c.to.length + 1;
+    return (fileBytes) => {
+      const innerBytes = c.inner.length + extraBytes +
+        (draft.file === undefined ? 0 : base64LinesLength(fileBytes));
+      const cipherBytes = encryptedLengthBound(innerBytes, keys, c.secret !== undefined);
+      return encryptedEnvelopeLength(envelope, cipherBytes);
+    };
+  }
+
+  /** The inner MIME of a chat message with `fileBytes` as its file's content, and its sealing. */
+  #chatInner(
+    draft: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    fileBytes: Uint8Array | undefined,
+  ): ChatInner {
     const messageId = this.newMessageId();
     const { group, channel } = draft;
     const named = group ?? channel;
@@ -155,10 +222,10 @@ export class MailComposer {
       );
     }
     extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
-    const file = draft.file && {
+    const file = draft.file && fileBytes && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
-      bytes: await Deno.readFile(draft.file.path),
+      bytes: fileBytes,
     };
     const to = recipients.map(recipientOf);
     // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
@@ -181,7 +248,7 @@ export class MailComposer {
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       ...(file === undefined ? {} : { file }),
     });
-    return await this.seal(inner, to, messageId, subject, post ? channel.secret : undefined);
+    return { inner, to, messageId, subject, ...(post ? { secret: channel.secret } : {}) };
   }
 
   /**

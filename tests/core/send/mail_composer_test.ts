@@ -60,3 +60,45 @@ Deno.test("chat messages, receipts and SecureJoin steps pass the relay filter an
   assert.equal(step.headers.get("secure-join"), "vc-auth-required");
   assert.deepEqual(step.gossip.map((g) => [g.addr, g.keydata]), [[b.addr, b.self.publicKey]]);
 });
+
+Deno.test("measureChat bounds the rendered size from the file size alone, closely", async () => {
+  const a = await testAccount("alice@relay.test", "Alice");
+  const b = await testAccount("bob@relay.test", "Bob");
+  const c = await testAccount("carol@relay.test", "Carol");
+  const dir = await Deno.makeTempDir();
+  try {
+    const peers = [b, c].map((p) =>
+      ({
+        addr: p.addr,
+        name: "",
+        authName: p.self.name,
+        publicKey: p.self.publicKey,
+      }) as never
+    );
+    for (const size of [0, 1, 2, 3, 57, 58, 1000, 65_537, 300_001]) {
+      const path = `${dir}/f${size}.bin`;
+      await Deno.writeFile(path, crypto.getRandomValues(new Uint8Array(Math.min(size, 65_536))));
+      if (size > 65_536) await Deno.truncate(path, size);
+      for (const recipients of [peers.slice(0, 1), peers]) {
+        const draft = {
+          chatId: 10,
+          text: "a file ✓",
+          viewtype: "File" as const,
+          timestamp: 1_700_000_000,
+          inReplyTo: "",
+          quote: "",
+          file: { blob: `f${size}.bin`, path, name: `f${size}.bin`, mime: "", bytes: size },
+        };
+        const chat = { id: 10, ephemeralTimer: 0 } as never;
+        const bound = a.composer.measureChat(draft, chat, recipients);
+        const mail = await a.composer.renderChat(draft, chat, recipients);
+        assert.ok(bound >= mail.raw.length, `${size} B: bound ${bound} < ${mail.raw.length}`);
+        // The slack is the fixed OpenPGP allowance (per key and per message), not per byte.
+        const slack = 2 * Math.ceil(size / 512) * 1.4 + 4096 + 1600 * (recipients.length + 1);
+        assert.ok(bound - mail.raw.length <= slack, `${size} B: bound ${bound} too loose`);
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
