@@ -109,6 +109,8 @@ export const DataDirLayout = {
   LEGACY_LICENSE_FILE: "license.json",
   DATABASE: "accounts/1/gateway.db",
   BLOB_DIR: "accounts/1/blobs",
+  /** Rendered mails too large to keep in the database, waiting in the outbox (`<name>.eml`). */
+  SPOOL_DIR: "accounts/1/spool",
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
   /**
@@ -122,3 +124,9 @@ export const DataDirLayout = {
 export const DATA_DIR_STATE_ENTRIES: ReadonlySet<string> = new Set(
   Object.entries(DataDirLayout).filter(([k]) => k !== "FILES_DIR").map(([, v]) => v.split("/")[0]),
 );
+
+/**
+ * Files from this size on are rendered as a stream into a spool file (the outbox row names it),
+ * never held whole in memory; smaller mails are rendered in memory and kept in the outbox row.
+ */
+export const SPOOL_FROM_FILE_BYTES = 64 * 1024;

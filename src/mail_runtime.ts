@@ -53,8 +53,12 @@ export interface MailRuntime {
 export function outboxQueue(core: AccountCore): OutboxQueue {
   const states = core.states;
   const outbox = core.ctx.store.outbox;
+  const spool = core.ctx.spool;
   return {
-    due: (now, limit) => outbox.due(now, limit),
+    due: (now, limit) =>
+      outbox.due(now, limit).map((row) =>
+        row.spool === "" ? row : { ...row, spoolPath: spool.path(row.spool) }
+      ),
     nextDueAt: () => outbox.nextDueAt(),
     pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
     sent: (id) => void states.outboxSent(id),
@@ -75,6 +79,9 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     deviceFingerprint: o.deviceFingerprint,
     wakeSender: () => loops.smtp?.wake(),
   });
+  // Mails rendered for sends that never committed (a crash between the two) have no row.
+  const orphans = await core.ctx.spool.sweep(new Set(o.store.outbox.spools()));
+  if (orphans > 0) log.info("spool files without an outbox row removed", { files: orphans });
   const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,

@@ -123,7 +123,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     messages.enqueueMail(mail); // wakes the sender after its commit
   });
   const keys = new PeerKeyCache();
-  const composer = new MailComposer(self, keys);
+  const composer = new MailComposer(self, keys, ctx.spool);
   const joinWait = new JoinWait(ctx);
   const protectedFiles = new ProtectedFiles({
     ctx,
@@ -146,8 +146,14 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     },
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
-      const mail = await composer.renderChat(prv.draft, c, r);
-      checkMailSize(mail.raw.length, relayMessageLimit(ctx.store), d, r);
+      // The exact size, checked again before the mail is written (PDUs included).
+      const limit = relayMessageLimit(ctx.store);
+      const mail = await composer.renderChat(
+        prv.draft,
+        c,
+        r,
+        (bytes) => checkMailSize(bytes, limit, d, r),
+      );
       const fileId = prv.fileId;
       return {
         ...mail,

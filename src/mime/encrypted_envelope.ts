@@ -35,6 +35,17 @@ export function encryptedEnvelopeLength(e: EnvelopeInput, cipherBytes: number): 
 
 /** Renders the outer `multipart/encrypted` message. */
 export function renderEncryptedEnvelope(e: EnvelopeInput): Uint8Array {
+  const { head, tail } = renderEncryptedEnvelopeAround(e);
+  return new TextEncoder().encode(head + armorMessage(e.ciphertext) + tail);
+}
+
+/**
+ * The outer message in two pieces, before and after the armored ciphertext (`armorMessage`, or
+ * `armorChunks` for a streamed one); `e.ciphertext` is not used.
+ */
+export function renderEncryptedEnvelopeAround(
+  e: Omit<EnvelopeInput, "ciphertext">,
+): { head: string; tail: string } {
   const headers: [string, string][] = [
     [
       "Content-Type",
@@ -50,9 +61,8 @@ export function renderEncryptedEnvelope(e: EnvelopeInput): Uint8Array {
     ...(e.extra ?? []),
   ];
   const b = `--${e.boundary}`;
-  const text = headers.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n" +
+  const head = headers.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n" +
     `${b}\r\nContent-Type: application/pgp-encrypted; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\n\r\nVersion: 1\r\n\r\n` +
-    `${b}\r\nContent-Type: application/octet-stream; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\n\r\n` +
-    armorMessage(e.ciphertext) + `${b}--\r\n`;
-  return new TextEncoder().encode(text);
+    `${b}\r\nContent-Type: application/octet-stream; charset="utf-8"\r\nContent-Transfer-Encoding: 7bit\r\n\r\n`;
+  return { head, tail: `${b}--\r\n` };
 }

@@ -318,4 +318,9 @@ export const MIGRATIONS: readonly string[] = [
     raw BLOB NOT NULL
   ) STRICT;
   `,
+  // 15: a mail rendered as a stream waits in a spool file (DataDirLayout.SPOOL_DIR) that the row
+  // names instead of holding it in raw; '' for mails kept in raw, as before.
+  `
+  ALTER TABLE outbox ADD COLUMN spool TEXT NOT NULL DEFAULT '';
+  `,
 ];

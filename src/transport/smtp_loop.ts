@@ -5,6 +5,8 @@
  * clock jumps (clock.ts). Never throws.
  */
 import { Buffer } from "node:buffer";
+import { createReadStream } from "node:fs";
+import type { Readable } from "node:stream";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
@@ -30,7 +32,10 @@ export interface QueuedMail {
   readonly id: number;
   readonly envelopeFrom: string;
   readonly recipients: readonly string[];
+  /** The mail, unless it waits in a spool file. */
   readonly raw: Uint8Array;
+  /** Absolute path of the spool file holding the mail (sent as a stream), when `raw` does not. */
+  readonly spoolPath?: string | undefined;
   /** Failed attempts that got an SMTP answer (4xx) so far; connection failures do not count. */
   readonly attempts: number;
 }
@@ -58,10 +63,13 @@ export interface OutboxQueue {
   gaveUp(id: number, error: string): void;
 }
 
-/** What the loop hands to the transport: the envelope and the mail's bytes, unchanged. */
+/**
+ * What the loop hands to the transport: the envelope and the mail's bytes, unchanged (a stream
+ * of a spool file for a large mail).
+ */
 export interface OutgoingMail {
   readonly envelope: { readonly from: string; readonly to: string[] };
-  readonly raw: Buffer;
+  readonly raw: Buffer | Readable;
 }
 
 /** A (pooled) SMTP transport; nodemailer's fits, tests pass fakes. */
@@ -350,10 +358,21 @@ export class SmtpLoop {
   /** Sends one mail and reports the outcome to the queue; never rejects. */
   async #send(lease: Lease, mail: QueuedMail): Promise<void> {
     let rejected = 0;
+    let bytes = mail.raw.length;
+    try {
+      if (mail.spoolPath !== undefined) bytes = (await Deno.stat(mail.spoolPath)).size;
+    } catch (err) {
+      // The rendered mail is gone: nothing can ever send it.
+      const reason = `the rendered mail is missing from the spool: ${smtpReason(err)}`;
+      this.#counts.gaveUp++;
+      return this.#report(() => this.#opts.queue.gaveUp(mail.id, reason));
+    }
     try {
       const info = await lease.sender.sendMail({
         envelope: { from: mail.envelopeFrom, to: [...mail.recipients] },
-        raw: Buffer.from(mail.raw),
+        raw: mail.spoolPath === undefined
+          ? Buffer.from(mail.raw)
+          : createReadStream(mail.spoolPath),
       });
       rejected = info?.rejected?.length ?? 0;
     } catch (err) {
@@ -367,7 +386,7 @@ export class SmtpLoop {
     this.#problem.set(undefined);
     const to = mail.recipients.length;
     if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
-    log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
+    log.debug("mail sent", { id: mail.id, bytes });
     if (this.#connected) return;
     this.#connected = true;
     log.info("connected", { server: this.#server });

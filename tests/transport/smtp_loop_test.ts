@@ -221,7 +221,10 @@ Deno.test("SmtpLoop drains every due mail on start and reports it sent", async (
   assert.deepEqual(queue.sentIds.sort(), ids);
   assert.equal(queue.rows.size, 1, "the mail due later stays queued");
   assert.deepEqual(stats.mails[0].envelope, { from: "me@x.test", to: ["a@y.test", "b@y.test"] });
-  assert.equal(new TextDecoder().decode(stats.mails[0].raw), "Subject: s\r\n\r\nbody\r\n");
+  assert.equal(
+    new TextDecoder().decode(stats.mails[0].raw as Uint8Array),
+    "Subject: s\r\n\r\nbody\r\n",
+  );
   assert.deepEqual(events.map((e) => e.kind), ["SmtpConnected"]);
   assert.equal(stats.created, 1);
   assert.equal(stats.closed, 1, "stop() closes the transport");
@@ -304,7 +307,7 @@ Deno.test("SmtpLoop gives up on a 5xx answer to the mail but not on a 5xx to the
   const login = queue.add("Subject: login\r\n\r\n");
   const { factory } = fakeTransport((mail) =>
     Promise.reject(
-      new TextDecoder().decode(mail.raw).includes("refused")
+      new TextDecoder().decode(mail.raw as Uint8Array).includes("refused")
         ? smtpError("EMESSAGE", "DATA", "523 5.7.1 Encryption Needed: Invalid Unencrypted Mail")
         : smtpError("EAUTH", "AUTH PLAIN", "535 5.7.8 Error: authentication failed"),
     )

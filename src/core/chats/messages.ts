@@ -194,6 +194,7 @@ export class Messages {
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) this.ctx.blobHolds.hold(blob.path);
     let msgId: number | undefined;
+    let spooled: string | undefined;
     try {
       const draft: OutgoingDraft = {
         chatId: chat.id,
@@ -212,6 +213,7 @@ export class Messages {
         return msgId;
       }
       const mail = await steps.render(draft, chat, recipients);
+      spooled = mail.spool;
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
@@ -221,6 +223,8 @@ export class Messages {
     } finally {
       if (blob) this.ctx.blobHolds.release(blob.path);
       if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
+      // A mail rendered into the spool whose message was never stored is nobody's.
+      if (spooled !== undefined && msgId === undefined) await this.ctx.spool.remove(spooled);
     }
   }
 
@@ -340,13 +344,16 @@ export class Messages {
       if (m === undefined) throw new NotFoundError(`message ${id} not found`);
       return m;
     });
+    const spools: string[] = [];
     this.ctx.tx.run((emit) => {
       for (const m of found) {
         if (!this.ctx.store.msgs.delete(m.id)) continue;
+        spools.push(...this.ctx.store.outbox.spools(m.id));
         this.ctx.store.outbox.removeForMessage(m.id);
         emit({ kind: "MsgDeleted", chatId: m.chatId, msgId: m.id });
       }
     });
+    for (const name of spools) await this.ctx.spool.remove(name);
     const files = new Set(found.map((m) => m.file).filter((f) => f !== ""));
     for (const file of files) await this.#dropUnusedBlob(file);
   }

@@ -5,24 +5,31 @@
  * the gateways' automatic delivery receipt (`Edge-Delivery-Receipt-To`, ignored by Delta Chat).
  */
 import { encryptForChannel } from "../../crypto/channel_pgp.ts";
+import { armorChunks, armoredLength } from "../../crypto/armor.ts";
+import { base64LineChunks } from "../../crypto/base64_lines.ts";
 import { encryptAndSign, encryptedLengthBound } from "../../crypto/pgp.ts";
+import { encryptAndSignStream, type PlaintextSource } from "../../crypto/pgp_stream.ts";
+import { SPOOL_FROM_FILE_BYTES } from "../../constants.ts";
 import {
   encryptedEnvelopeLength,
   type EnvelopeInput,
   renderEncryptedEnvelope,
+  renderEncryptedEnvelopeAround,
 } from "../../mime/encrypted_envelope.ts";
 import {
   base64LinesLength,
   encodeWord,
+  type InnerBase,
   type Mailbox,
   renderChatMessage,
+  renderChatMessageAround,
   renderReadReceipt,
   renderSecureJoinRequest,
   renderSecureJoinStep,
 } from "../../mime/factory.ts";
 import { Header, type SecureJoinStep } from "../../protocol.ts";
 import { newToken } from "../../crypto/random.ts";
-import type { ChatRecord, ContactRecord } from "../../store/mod.ts";
+import type { ChatRecord, ContactRecord, MailSpool } from "../../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "../chats/control.ts";
 import { escapeFooterMarks } from "../receive/text.ts";
 import { channelHeaders } from "../channels/mail.ts";
@@ -74,9 +81,12 @@ function controlParts(c: ChatControl): [string, [string, string][]] {
   }
 }
 
-/** A chat message's inner MIME and what sealing it needs. */
+/** A chat message's inner MIME (its file's content aside) and what sealing it needs. */
 interface ChatInner {
-  readonly inner: Uint8Array;
+  readonly message: InnerBase & {
+    readonly text: string;
+    readonly file?: { readonly name: string; readonly mime: string };
+  };
   readonly to: readonly KeyedRecipient[];
   readonly messageId: string;
   readonly subject: string;
@@ -84,11 +94,22 @@ interface ChatInner {
   readonly secret?: string;
 }
 
+/** The chat message of `c` with `bytes` as its file's content (none without a file). */
+function withContent(c: ChatInner, bytes: Uint8Array | undefined) {
+  const { file, ...rest } = c.message;
+  return file && bytes ? { ...rest, file: { ...file, bytes } } : rest;
+}
+
 /** Builds the mails of one account. */
 export class MailComposer {
+  /**
+   * `spool`: where a chat message with a file of `SPOOL_FROM_FILE_BYTES` or more is rendered as a
+   * stream (without one, every mail is rendered in memory).
+   */
   constructor(
     private readonly self: SelfIdentity,
     private readonly keys: PeerKeyCache,
+    private readonly spool?: MailSpool,
   ) {}
 
   /** A new Message-ID (no angle brackets) in the account's domain. */
@@ -150,10 +171,79 @@ export class MailComposer {
     draft: OutgoingDraft,
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
+    admitSize: (bytes: number) => void = () => {},
   ): Promise<RenderedMail> {
-    const bytes = draft.file && await Deno.readFile(draft.file.path);
-    const c = this.#chatInner(draft, chat, recipients, bytes);
-    return await this.seal(c.inner, c.to, c.messageId, c.subject, c.secret);
+    const c = this.#chatInner(draft, chat, recipients);
+    const file = draft.file;
+    if (file !== undefined && c.message.file !== undefined && this.#streams(c, file.bytes)) {
+      return await this.#renderToSpool(c, file, admitSize);
+    }
+    const bytes = file && await Deno.readFile(file.path);
+    const inner = renderChatMessage(withContent(c, bytes));
+    const mail = await this.seal(inner, c.to, c.messageId, c.subject, c.secret);
+    admitSize(mail.raw.length);
+    return mail;
+  }
+
+  /** Whether a chat message with a file of `fileBytes` is rendered as a stream into the spool. */
+  #streams(c: ChatInner, fileBytes: number): boolean {
+    const algo = this.self.privateKey.getAlgorithmInfo().algorithm;
+    return this.spool !== undefined && fileBytes >= SPOOL_FROM_FILE_BYTES &&
+      c.secret === undefined && (algo === "eddsaLegacy" || algo === "ed25519");
+  }
+
+  /**
+   * Renders a chat message with a large file straight into a spool file, never holding the file
+   * or the mail whole: the file's base64 lines, the MIME around them, OpenPGP and the armor are
+   * streamed (the file is read twice: to sign, then to encrypt). `admitSize` sees the mail's exact
+   * size before anything is written.
+   */
+  async #renderToSpool(
+    c: ChatInner,
+    file: { readonly path: string; readonly bytes: number },
+    admitSize: (bytes: number) => void,
+  ): Promise<RenderedMail> {
+    const enc = new TextEncoder();
+    const around = renderChatMessageAround({ ...c.message, file: c.message.file! });
+    const head = enc.encode(around.head);
+    const tail = enc.encode(around.tail);
+    const plaintext: PlaintextSource = {
+      bytes: head.length + base64LinesLength(file.bytes) + tail.length,
+      async *open() {
+        yield head;
+        using f = await Deno.open(file.path, { read: true });
+        yield* base64LineChunks(f.readable, 76, false);
+        yield tail;
+      },
+    };
+    const encrypted = await encryptAndSignStream({
+      plaintext,
+      recipients: await Promise.all(c.to.map((r) => this.keys.get(r.publicKey))),
+      signingKey: this.self.privateKey,
+    });
+    const envelope = renderEncryptedEnvelopeAround(this.#envelope(c.messageId, new Uint8Array(0)));
+    const envHead = enc.encode(envelope.head);
+    const envTail = enc.encode(envelope.tail);
+    const total = envHead.length + armoredLength(encrypted.bytes) + envTail.length;
+    admitSize(total);
+    const spool = this.spool!;
+    const spooled = await spool.write((async function* () {
+      yield envHead;
+      yield* armorChunks(encrypted.chunks);
+      yield envTail;
+    })());
+    if (spooled.bytes !== total) {
+      await spool.remove(spooled.name);
+      throw new Error(`rendered ${spooled.bytes} bytes where ${total} were computed`);
+    }
+    return {
+      raw: new Uint8Array(0),
+      spool: spooled.name,
+      rfc724Mid: c.messageId,
+      envelopeFrom: this.self.addr,
+      recipients: c.to.map((r) => r.addr),
+      subject: c.subject,
+    };
   }
 
   /**
@@ -181,23 +271,23 @@ export class MailComposer {
     recipients: readonly ContactRecord[],
     extraBytes = 0,
   ): (fileBytes: number) => number {
-    const c = this.#chatInner(draft, chat, recipients, draft.file && new Uint8Array(0));
+    const c = this.#chatInner(draft, chat, recipients);
+    const inner = renderChatMessage(withContent(c, new Uint8Array(0)));
     const envelope = this.#envelope(c.messageId, new Uint8Array(0));
     const keys = c.secret !== undefined ? 1 : c.to.length + 1;
     return (fileBytes) => {
-      const innerBytes = c.inner.length + extraBytes +
+      const innerBytes = inner.length + extraBytes +
         (draft.file === undefined ? 0 : base64LinesLength(fileBytes));
       const cipherBytes = encryptedLengthBound(innerBytes, keys, c.secret !== undefined);
       return encryptedEnvelopeLength(envelope, cipherBytes);
     };
   }
 
-  /** The inner MIME of a chat message with `fileBytes` as its file's content, and its sealing. */
+  /** The inner MIME of a chat message but its file's content, and how it is sealed. */
   #chatInner(
     draft: OutgoingDraft,
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
-    fileBytes: Uint8Array | undefined,
   ): ChatInner {
     const messageId = this.newMessageId();
     const { group, channel } = draft;
@@ -222,10 +312,9 @@ export class MailComposer {
       );
     }
     extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
-    const file = draft.file && fileBytes && {
+    const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
-      bytes: fileBytes,
     };
     const to = recipients.map(recipientOf);
     // Delta Chat takes gossip only for addresses in the inner To (not a removed member).
@@ -235,7 +324,7 @@ export class MailComposer {
       : channel?.change?.kind === "member-added"
       ? to.map((r) => ({ addr: r.addr, keydata: r.publicKey }))
       : undefined;
-    const inner = renderChatMessage({
+    const message = {
       from: this.#from(),
       to: group === undefined ? to : group.to.map((m) => ({ addr: m.addr, name: m.name })),
       hiddenRecipients: post,
@@ -247,8 +336,8 @@ export class MailComposer {
       extra,
       text: withQuote(draft.quote, escapeFooterMarks(draft.text)),
       ...(file === undefined ? {} : { file }),
-    });
-    return { inner, to, messageId, subject, ...(post ? { secret: channel.secret } : {}) };
+    };
+    return { message, to, messageId, subject, ...(post ? { secret: channel.secret } : {}) };
   }
 
   /**
