@@ -7,6 +7,11 @@ async function* chunks(...parts: string[]): AsyncGenerator<Uint8Array> {
   for (const p of parts) yield new TextEncoder().encode(p);
 }
 
+async function* failing(): AsyncGenerator<Uint8Array> {
+  yield new Uint8Array(1000);
+  throw new Error("render failed");
+}
+
 async function names(dir: string): Promise<string[]> {
   const out: string[] = [];
   for await (const e of Deno.readDir(dir)) out.push(e.name);
@@ -38,10 +43,6 @@ Deno.test("MailSpool: a write that fails leaves nothing behind", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const spool = new MailSpool(dir);
-    async function* failing(): AsyncGenerator<Uint8Array> {
-      yield new Uint8Array(1000);
-      throw new Error("render failed");
-    }
     await assert.rejects(spool.write(failing()), /render failed/);
     assert.deepEqual(await names(dir), []);
   } finally {
