@@ -375,6 +375,36 @@ Deno.test("SmtpLoop asks the relay's SIZE limit at start and again after each re
   assert.equal(queue.sentIds.length, 1);
 });
 
+Deno.test("SmtpLoop sends a spooled mail as a stream of its file; a missing file gives it up", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const queue = new MemoryQueue();
+    const path = `${dir}/0123456789abcdef0123456789abcdef.eml`;
+    await Deno.writeTextFile(path, "Subject: spooled\r\n\r\nbig body\r\n");
+    const spooled = queue.add("");
+    queue.rows.set(spooled, { ...queue.rows.get(spooled)!, spoolPath: path });
+    const missing = queue.add("");
+    queue.rows.set(missing, { ...queue.rows.get(missing)!, spoolPath: `${dir}/gone.eml` });
+    const bodies: string[] = [];
+    const { factory, stats } = fakeTransport(async (mail) => {
+      const chunks: Uint8Array[] = [];
+      for await (const c of mail.raw as AsyncIterable<Uint8Array>) chunks.push(c);
+      bodies.push(new TextDecoder().decode(await new Blob(chunks as BlobPart[]).bytes()));
+    });
+    await withLoop(
+      { queue, transportFactory: factory },
+      (loop) => within(loop.idle(), 5_000, "idle"),
+    );
+    assert.deepEqual(queue.sentIds, [spooled]);
+    assert.deepEqual(bodies, ["Subject: spooled\r\n\r\nbig body\r\n"]);
+    assert.deepEqual(queue.gaveUps.map((g) => g.id), [missing]);
+    assert.match(queue.gaveUps[0].error, /missing from the spool/);
+    assert.equal(stats.mails.length, 1, "nothing was sent for the missing file");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("SmtpLoop: wake() sends a newly queued mail at once; stop() ends the sleep", async () => {
   const queue = new MemoryQueue();
   const { factory } = fakeTransport();
