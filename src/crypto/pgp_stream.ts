@@ -187,17 +187,34 @@ export async function encryptAndSignStream(p: {
  * encrypted as they come, each run continuing from the last ciphertext block.
  */
 class CfbStream {
-  #iv = new Uint8Array(BLOCK);
-  #rest = new Uint8Array(0);
+  #iv: Uint8Array = new Uint8Array(BLOCK);
+  #rest: Uint8Array = new Uint8Array(0);
   constructor(private readonly key: Uint8Array) {}
 
   update(plain: Uint8Array): Uint8Array {
-    const all = this.#rest.length === 0 ? plain : concat([this.#rest, plain]);
-    const whole = all.length - (all.length % BLOCK);
-    this.#rest = all.slice(whole);
-    if (whole === 0) return new Uint8Array(0);
-    const out = cfb(this.key, this.#iv).encrypt(all.subarray(0, whole));
-    this.#iv = out.slice(whole - BLOCK);
+    const held = this.#rest.length;
+    const whole = held + plain.length - ((held + plain.length) % BLOCK);
+    if (whole === 0) {
+      this.#rest = concat([this.#rest, plain]);
+      return new Uint8Array(0);
+    }
+    const out = new Uint8Array(whole);
+    let o = 0;
+    let p = 0;
+    if (held > 0) { // complete the held block first
+      const block = new Uint8Array(BLOCK);
+      block.set(this.#rest);
+      p = BLOCK - held;
+      block.set(plain.subarray(0, p), held);
+      cfb(this.key, this.#iv).encrypt(block, out.subarray(0, BLOCK));
+      this.#iv = out.subarray(0, BLOCK);
+      o = BLOCK;
+    }
+    if (whole > o) {
+      cfb(this.key, this.#iv).encrypt(plain.subarray(p, p + whole - o), out.subarray(o, whole));
+    }
+    this.#iv = out.slice(whole - BLOCK, whole);
+    this.#rest = plain.slice(p + whole - o);
     return out;
   }
 

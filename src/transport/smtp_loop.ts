@@ -10,6 +10,7 @@ import type { Readable } from "node:stream";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
+import { SEND_STREAM_GC } from "../memory/young_gc.ts";
 import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
 import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
 import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
@@ -117,6 +118,16 @@ export interface SmtpLoopOptions {
    * time it connects again after a connection failure.
    */
   readonly onSizeLimit?: (bytes: number | undefined) => void;
+}
+
+/**
+ * A spool file as a stream for the transport; what passed through is young garbage (its chunks,
+ * nodemailer's dot-stuffed copies, TLS records): collected as it goes, not once ~64 MB piled up.
+ */
+function spoolStream(path: string): Readable {
+  const stream = createReadStream(path);
+  stream.on("data", (chunk) => SEND_STREAM_GC.note(chunk.length));
+  return stream;
 }
 
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
@@ -370,9 +381,7 @@ export class SmtpLoop {
     try {
       const info = await lease.sender.sendMail({
         envelope: { from: mail.envelopeFrom, to: [...mail.recipients] },
-        raw: mail.spoolPath === undefined
-          ? Buffer.from(mail.raw)
-          : createReadStream(mail.spoolPath),
+        raw: mail.spoolPath === undefined ? Buffer.from(mail.raw) : spoolStream(mail.spoolPath),
       });
       rejected = info?.rejected?.length ?? 0;
     } catch (err) {
