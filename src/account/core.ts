@@ -18,6 +18,7 @@ import { MailComposer } from "../core/send/mod.ts";
 import { MessageStates } from "../core/chats/mod.ts";
 import {
   Messages,
+  type OutgoingDraft,
   type OutgoingMessage,
   type RenderedMail,
   type SendSteps,
@@ -34,7 +35,12 @@ import type { LicenseSource } from "../license/manager.ts";
 import { deviceKeyOf } from "../protected_files/key_shares.ts";
 import { ProtectedFiles } from "../protected_files/service.ts";
 import { SecureJoin } from "../securejoin/mod.ts";
-import { relayMessageLimit, type Store } from "../store/mod.ts";
+import {
+  type ChatRecord,
+  type ContactRecord,
+  relayMessageLimit,
+  type Store,
+} from "../store/mod.ts";
 
 /** What sharing a protected file is called in the license gate's -32001 message. */
 const SEND_PROTECTED = "send_msg with a protected .prv file";
@@ -135,15 +141,19 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
   const gate = () => requireLicense(SEND_PROTECTED, o.license);
+  // The size before anything is stored: a bound from the file's size, the file unread.
+  const checkSize = (d: OutgoingDraft, c: ChatRecord, r: readonly ContactRecord[]) => {
+    const prv = d.file !== undefined && (d.file.blob || d.file.name).endsWith(".prv");
+    const sizer = composer.chatSizer(d, c, r, prv ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0);
+    checkMailSize(sizer(d.file?.bytes ?? 0), relayMessageLimit(ctx.store), d, r, sizer);
+  };
   const pipeline: SendSteps = {
     admit: (d, c, r) => {
       protectedFiles.admit(d, c, r, gate);
-      // The size before anything is stored: a bound from the file's size, the file unread.
-      const room = d.file?.blob.endsWith(".prv") ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0;
-      const sizer = composer.chatSizer(d, c, r, room);
-      checkMailSize(sizer(d.file?.bytes ?? 0), relayMessageLimit(ctx.store), d, r, sizer);
+      checkSize(d, c, r);
       return Promise.resolve();
     },
+    precheck: checkSize,
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
       // The exact size, checked again before the mail is written (PDUs included).

@@ -6,7 +6,7 @@
 import { ChatType, ContactId, MessageState } from "../../constants.ts";
 import { GatewayError, NotFoundError } from "../../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../../store/mod.ts";
-import { blobPath, importFile, removeBlob } from "../blobs.ts";
+import { blobPath, importFile, mimeOf, removeBlob } from "../blobs.ts";
 import type { AttachableFile } from "../file_access.ts";
 import { JoinWait } from "../send/join_wait.ts";
 import { Chats } from "./chats.ts";
@@ -189,6 +189,34 @@ export class Messages {
     const recipients = group?.recipients ?? channel?.recipients ??
       (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
+    const base = {
+      chatId: chat.id,
+      text: m.text ?? "",
+      viewtype: m.viewtype ?? (m.file ? Viewtype.FILE : Viewtype.TEXT),
+      timestamp: nowSeconds(this.ctx),
+      inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+      quote: quoted === undefined ? "" : quoteTextOf(quoted),
+      ...(group === undefined ? {} : { group: group.mail }),
+      ...(channel === undefined ? {} : { channel: channel.mail }),
+    };
+    if (m.file && steps.precheck) {
+      // Before the file is copied: a file far too large is refused without touching the disk.
+      const name = m.file.name ?? m.file.source.name;
+      steps.precheck(
+        {
+          ...base,
+          file: {
+            blob: "",
+            path: "",
+            name,
+            mime: m.file.mime ?? mimeOf(name),
+            bytes: m.file.source.size,
+          },
+        },
+        chat,
+        waits ? this.#chats.recipients(chat) : recipients,
+      );
+    }
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
@@ -196,17 +224,7 @@ export class Messages {
     let msgId: number | undefined;
     let spooled: string | undefined;
     try {
-      const draft: OutgoingDraft = {
-        chatId: chat.id,
-        text: m.text ?? "",
-        viewtype: m.viewtype ?? (blob ? Viewtype.FILE : Viewtype.TEXT),
-        timestamp: nowSeconds(this.ctx),
-        file: blob,
-        inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
-        quote: quoted === undefined ? "" : quoteTextOf(quoted),
-        ...(group === undefined ? {} : { group: group.mail }),
-        ...(channel === undefined ? {} : { channel: channel.mail }),
-      };
+      const draft: OutgoingDraft = { ...base, file: blob };
       await steps.admit(draft, chat, waits ? this.#chats.recipients(chat) : recipients);
       if (waits) {
         msgId = this.#insertOutgoing(draft, m.info);

@@ -79,4 +79,13 @@ export interface SendSteps {
     recipients: readonly ContactRecord[],
   ): Promise<void>;
   readonly render: RenderFn;
+  /**
+   * Optional cheap refusal (throws) before the file is copied into the blob directory: the draft's
+   * file is the caller's file as named (`blob` and `path` empty), the rest as `admit` gets it.
+   */
+  precheck?(
+    message: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): void;
 }

@@ -221,3 +221,29 @@ Deno.test("a spooled mail: removed when its message is not stored, sent, given u
     b.store.close();
   });
 });
+
+Deno.test("createOutgoing() asks precheck with the file's size before copying it", async () => {
+  await withTempDir(async (dir) => {
+    const b = bench(`${dir}/blobs`);
+    const { chatId } = withChat(b);
+    const src = `${dir}/huge.bin`;
+    await Deno.writeFile(src, new Uint8Array(5000));
+    await using file = await attach(src);
+    const seen: { name: string; bytes: number; blob: string }[] = [];
+    const steps: SendSteps = {
+      ...fakeSend(),
+      precheck: (d) => {
+        seen.push({ name: d.file!.name, bytes: d.file!.bytes, blob: d.file!.blob });
+        throw new Error("too large for one mail");
+      },
+    };
+    await assert.rejects(
+      new Messages(b.ctx).createOutgoing({ chatId, file: { source: file } }, steps),
+      /too large for one mail/,
+    );
+    assert.deepEqual(seen, [{ name: "huge.bin", bytes: 5000, blob: "" }]);
+    assert.equal(b.store.countMessages(), 0);
+    assert.throws(() => Deno.statSync(`${dir}/blobs`), Deno.errors.NotFound, "nothing copied");
+    b.store.close();
+  });
+});
