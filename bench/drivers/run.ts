@@ -6,7 +6,8 @@
  * inbox flood of the hostile-load section (bench/scenarios/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
  * and the protected-file container section (bench/scenarios/prv.ts; alone: BENCH_ONLY=prv), and the group
  * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
- * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
+ * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), and the sender's memory for
+ * large files (bench/scenarios/send_rss.ts; alone: BENCH_ONLY=send-rss).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
@@ -294,6 +295,9 @@ if (import.meta.main) {
     await runGroupsSection("BENCH_ONLY=groups npx --yes deno@2.9.5 task bench");
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
+  } else if (only === "send-rss") {
+    const { runSendRssSection } = await import("../scenarios/send_rss.ts");
+    await runSendRssSection("BENCH_ONLY=send-rss npx --yes deno@2.9.5 task bench");
   } else if (only === "prv-stream") {
     const { runPrvStreamSection } = await import("../scenarios/prv_stream.ts");
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
@@ -309,6 +313,7 @@ if (import.meta.main) {
       await runPrvSection();
       await runGroupsSection();
       await (await import("../scenarios/prv_stream.ts")).runPrvStreamSection();
+      await (await import("../scenarios/send_rss.ts")).runSendRssSection();
     }
   }
 }

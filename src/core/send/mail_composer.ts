@@ -3,6 +3,8 @@
  * encrypted to the recipients and self, signed, armored and wrapped in the envelope chatmail
  * relays accept. Chat messages ask for read receipts (Chat-Disposition-Notification-To) and for
  * the gateways' automatic delivery receipt (`Edge-Delivery-Receipt-To`, ignored by Delta Chat).
+ * A large file is streamed into the spool rather than held in memory; any mail's size can be
+ * bounded beforehand from its file's size alone (`chatSizer`).
  */
 import { encryptForChannel } from "../../crypto/channel_pgp.ts";
 import { armorChunks, armoredLength } from "../../crypto/armor.ts";
@@ -165,7 +167,9 @@ export class MailComposer {
    * Renders a chat message (text and optional file) for `send_msg`; see `RenderFn`. A group
    * message (`draft.group`) lists every member in the inner `To` with the group headers, gossips
    * the recipients' keys when the plan says so, and has the group name as Subject; a group
-   * system message asks for no receipts.
+   * system message asks for no receipts. A file of `SPOOL_FROM_FILE_BYTES` or more is streamed
+   * into the spool (`spool` set, `raw` empty). `admitSize` is told the mail's exact size before
+   * the mail is written (it throws to refuse it).
    */
   async renderChat(
     draft: OutgoingDraft,
