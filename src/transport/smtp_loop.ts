@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer";
 import { createReadStream } from "node:fs";
-import type { Readable } from "node:stream";
+import { type Readable, Transform } from "node:stream";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
@@ -125,9 +125,16 @@ export interface SmtpLoopOptions {
  * nodemailer's dot-stuffed copies, TLS records): collected as it goes, not once ~64 MB piled up.
  */
 function spoolStream(path: string): Readable {
-  const stream = createReadStream(path);
-  stream.on("data", (chunk) => SEND_STREAM_GC.note(chunk.length));
-  return stream;
+  // A transform, not a "data" listener: that would start the flow before the transport reads.
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      SEND_STREAM_GC.note(chunk.length);
+      done(null, chunk);
+    },
+  });
+  const file = createReadStream(path);
+  file.on("error", (err) => counted.destroy(err));
+  return file.pipe(counted);
 }
 
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */

@@ -387,6 +387,7 @@ Deno.test("SmtpLoop sends a spooled mail as a stream of its file; a missing file
     queue.rows.set(missing, { ...queue.rows.get(missing)!, spoolPath: `${dir}/gone.eml` });
     const bodies: string[] = [];
     const { factory, stats } = fakeTransport(async (mail) => {
+      await delay(50); // a transport reads once it is connected: nothing may flow before
       const chunks: Uint8Array[] = [];
       for await (const c of mail.raw as AsyncIterable<Uint8Array>) chunks.push(c);
       bodies.push(new TextDecoder().decode(await new Blob(chunks as BlobPart[]).bytes()));
