@@ -248,7 +248,7 @@ export class SmtpLoop {
         log.debug("relay message size limit", { server: this.#server, bytes: bytes ?? null });
         onSizeLimit(bytes);
       },
-      (err) => log.info("relay size limit not learned", { error: smtpReason(err) }),
+      (err) => log.debug("relay size limit not learned", { error: smtpReason(err) }),
     ).finally(() => this.#probing = false);
   }
 
