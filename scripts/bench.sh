@@ -12,6 +12,7 @@
 #   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
 #   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/scenarios/prv_stream.ts)
 #   BENCH_ONLY=p2p deno task bench     only the direct path over QUIC (bench/scenarios/p2p.ts)
+#   BENCH_ONLY=send-rss deno task bench     only the sender's memory for large files (bench/scenarios/send_rss.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -38,7 +39,8 @@ fi
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (packages, network namespace)" >&2; exit 1; }
 if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ] &&
   [ "${BENCH_ONLY:-}" != groups ] && [ "${BENCH_ONLY:-}" != hostile ] &&
-  [ "${BENCH_ONLY:-}" != prv-stream ] && [ "${BENCH_ONLY:-}" != p2p ]; then
+  [ "${BENCH_ONLY:-}" != prv-stream ] && [ "${BENCH_ONLY:-}" != p2p ] &&
+  [ "${BENCH_ONLY:-}" != send-rss ]; then
   command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
   command -v node >/dev/null || { echo "bench.sh: node is needed for the SSE client" >&2; exit 1; }
 fi

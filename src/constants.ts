@@ -121,6 +121,8 @@ export const DataDirLayout = {
   LEGACY_LICENSE_FILE: "license.json",
   DATABASE: "accounts/1/gateway.db",
   BLOB_DIR: "accounts/1/blobs",
+  /** Rendered mails too large to keep in the database, waiting in the outbox (`<name>.eml`). */
+  SPOOL_DIR: "accounts/1/spool",
   FILES_DIR: "files",
   MACHINE_ID: "machine-id",
   /**
@@ -194,3 +196,9 @@ export const P2pDefaults = {
   /** How long a STUN binding request waits for its answer, per try (three tries). */
   STUN_TIMEOUT_MS: 1_000,
 } as const;
+
+/**
+ * Files from this size on are rendered as a stream into a spool file (the outbox row names it),
+ * never held whole in memory; smaller mails are rendered in memory and kept in the outbox row.
+ */
+export const SPOOL_FROM_FILE_BYTES = 64 * 1024;

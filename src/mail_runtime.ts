@@ -11,7 +11,7 @@ import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import type { StoredSecretKeys } from "./protected_files/key_shares.ts";
 import { logger } from "./log.ts";
-import type { Store } from "./store/mod.ts";
+import { setRelayMessageLimit, type Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
 import type { MailProblemSink } from "./transport/mail_problem.ts";
 import type { ServerParams } from "./transport/server_params.ts";
@@ -54,8 +54,12 @@ export interface MailRuntime {
 export function outboxQueue(core: AccountCore): OutboxQueue {
   const states = core.states;
   const outbox = core.ctx.store.outbox;
+  const spool = core.ctx.spool;
   return {
-    due: (now, limit) => outbox.due(now, limit),
+    due: (now, limit) =>
+      outbox.due(now, limit).map((row) =>
+        row.spool === "" ? row : { ...row, spoolPath: spool.path(row.spool) }
+      ),
     nextDueAt: () => outbox.nextDueAt(),
     pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
     sent: (id) => void states.outboxSent(id),
@@ -76,6 +80,9 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     secretKeys: o.secretKeys,
     wakeSender: () => loops.smtp?.wake(),
   });
+  // Mails rendered for sends that never committed (a crash between the two) have no row.
+  const orphans = await core.ctx.spool.sweep(new Set(o.store.outbox.spools()));
+  if (orphans > 0) log.info("spool files without an outbox row removed", { files: orphans });
   const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,
@@ -84,6 +91,17 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     now: () => core.ctx.now(),
     monotonic: monotonicNow,
     problems: o.problems,
+    onSizeLimit: (bytes) => {
+      try {
+        if (setRelayMessageLimit(o.store, bytes)) {
+          log.info("relay message size limit", { bytes: bytes ?? null });
+        }
+      } catch (err) {
+        log.warn("relay message size limit not stored", {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
   });
   let sweep: ReturnType<typeof setInterval> | undefined;
   let settling = Promise.resolve();

@@ -6,7 +6,8 @@
  * inbox flood of the hostile-load section (bench/scenarios/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
  * and the protected-file container section (bench/scenarios/prv.ts; alone: BENCH_ONLY=prv), and the group
  * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
- * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), and the direct path over
+ * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), the sender's memory for
+ * large files (bench/scenarios/send_rss.ts; alone: BENCH_ONLY=send-rss), and the direct path over
  * QUIC between two namespaces (bench/scenarios/p2p.ts; alone: BENCH_ONLY=p2p).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
@@ -298,6 +299,9 @@ if (import.meta.main) {
   } else if (only === "p2p") {
     const { runP2pSection } = await import("../scenarios/p2p.ts");
     await runP2pSection("BENCH_ONLY=p2p npx --yes deno@2.9.5 task bench");
+  } else if (only === "send-rss") {
+    const { runSendRssSection } = await import("../scenarios/send_rss.ts");
+    await runSendRssSection("BENCH_ONLY=send-rss npx --yes deno@2.9.5 task bench");
   } else if (only === "prv-stream") {
     const { runPrvStreamSection } = await import("../scenarios/prv_stream.ts");
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
@@ -314,6 +318,7 @@ if (import.meta.main) {
       await runGroupsSection();
       await (await import("../scenarios/prv_stream.ts")).runPrvStreamSection();
       await (await import("../scenarios/p2p.ts")).runP2pSection("npx --yes deno@2.9.5 task bench");
+      await (await import("../scenarios/send_rss.ts")).runSendRssSection();
     }
   }
 }

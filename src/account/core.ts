@@ -18,6 +18,7 @@ import { MailComposer } from "../core/send/mod.ts";
 import { MessageStates } from "../core/chats/mod.ts";
 import {
   Messages,
+  type OutgoingDraft,
   type OutgoingMessage,
   type RenderedMail,
   type SendSteps,
@@ -26,6 +27,7 @@ import { ComposerOutgoing, type OutgoingRenderer } from "../core/send/mod.ts";
 import { OutgoingControls } from "../core/send/mod.ts";
 import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
+import { checkMailSize, PRV_PDU_ROOM_BYTES } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
@@ -33,7 +35,13 @@ import type { LicenseSource } from "../license/manager.ts";
 import { type StoredSecretKeys, storedSecretKeysOf } from "../protected_files/key_shares.ts";
 import { ProtectedFiles } from "../protected_files/service.ts";
 import { SecureJoin } from "../securejoin/mod.ts";
-import { ConfigKey, type Store } from "../store/mod.ts";
+import {
+  type ChatRecord,
+  ConfigKey,
+  type ContactRecord,
+  relayMessageLimit,
+  type Store,
+} from "../store/mod.ts";
 
 /** What sharing a protected file is called in the license gate's -32001 message. */
 const SEND_PROTECTED = "send_msg with a protected .prv file";
@@ -125,7 +133,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     messages.enqueueMail(mail); // wakes the sender after its commit
   });
   const keys = new PeerKeyCache();
-  const composer = new MailComposer(self, keys);
+  const composer = new MailComposer(self, keys, ctx.spool);
   const joinWait = new JoinWait(ctx);
   const protectedFiles = new ProtectedFiles({
     ctx,
@@ -138,11 +146,29 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
   const gate = () => requireLicense(SEND_PROTECTED, o.license);
+  // The size before anything is stored: a bound from the file's size, the file unread.
+  const checkSize = (d: OutgoingDraft, c: ChatRecord, r: readonly ContactRecord[]) => {
+    const prv = d.file !== undefined && (d.file.blob || d.file.name).endsWith(".prv");
+    const sizer = composer.chatSizer(d, c, r, prv ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0);
+    checkMailSize(sizer(d.file?.bytes ?? 0), relayMessageLimit(ctx.store), d, r, sizer);
+  };
   const pipeline: SendSteps = {
-    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
+    admit: (d, c, r) => {
+      protectedFiles.admit(d, c, r, gate);
+      checkSize(d, c, r);
+      return Promise.resolve();
+    },
+    precheck: checkSize,
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
-      const mail = await composer.renderChat(prv.draft, c, r);
+      // The exact size, checked again before the mail is written (PDUs included).
+      const limit = relayMessageLimit(ctx.store);
+      const mail = await composer.renderChat(
+        prv.draft,
+        c,
+        r,
+        (bytes) => checkMailSize(bytes, limit, d, r),
+      );
       const fileId = prv.fileId;
       return {
         ...mail,

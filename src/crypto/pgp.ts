@@ -71,6 +71,33 @@ export async function encryptAndSign(p: {
   }) as Uint8Array;
 }
 
+/** What a signature packet can take at most (RSA 8192 and every subpacket we write). */
+const SIGNATURE_BOUND = 2048;
+/** A public-key encrypted session key packet at most, per key (RSA 8192 with headers). */
+const PKESK_BOUND = 1100;
+/** Packet headers, one-pass signature, IV/salt, MDC or final AEAD tag, literal header: fixed. */
+const FRAME_BOUND = 512;
+
+/**
+ * An upper bound of the binary message `encryptAndSign` (or, with `compressed`, a compressed
+ * message such as a channel post) makes of `plaintextBytes` bytes for `keys` encrypting keys or
+ * passwords (recipients plus self). Size is linear in the plaintext: partial body lengths cost at
+ * most a byte per 512 bytes for each nested packet streamed, AEAD at most 16 bytes per
+ * 64 KiB chunk (OpenPGP.js uses 256 KiB), compression of incompressible data at most a byte per
+ * KiB; the rest is bounded per key and per message.
+ */
+export function encryptedLengthBound(
+  plaintextBytes: number,
+  keys: number,
+  compressed = false,
+): number {
+  const p = plaintextBytes;
+  const partial = (compressed ? 3 : 2) * Math.ceil(p / 512);
+  const aead = 16 * Math.ceil(p / 65_536);
+  const zlib = compressed ? Math.ceil(p / 1024) + 64 : 0;
+  return p + partial + aead + zlib + FRAME_BOUND + SIGNATURE_BOUND + PKESK_BOUND * keys;
+}
+
 /** A decrypted message whose signature is checked separately (see `verify`). */
 export interface Decrypted {
   readonly plaintext: Uint8Array;

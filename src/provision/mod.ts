@@ -9,8 +9,8 @@ import type { EventSink } from "../events/types.ts";
 import { type LicenseStartDeps, startLicense } from "../license/start.ts";
 import type { LicenseManager } from "../license/manager.ts";
 import { logger } from "../log.ts";
-import { ConfigKey, Store } from "../store/mod.ts";
-import type { ServerParams } from "../transport/server_params.ts";
+import { ConfigKey, setRelayMessageLimit, Store } from "../store/mod.ts";
+import type { Endpoint, ServerParams } from "../transport/server_params.ts";
 import { DataDirLayout } from "../constants.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
@@ -20,6 +20,7 @@ import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
 import { registerOnRelay } from "./relay_register.ts";
 import { unlessDiskFull } from "./unless_disk_full.ts";
+import { probeSmtpSizeLimit } from "../transport/smtp_size.ts";
 import {
   type FingerprintSources,
   loadDeviceFingerprint,
@@ -47,6 +48,12 @@ export interface ProvisionDeps extends LoginCheckers {
   readonly license?: LicenseStartDeps;
   /** Where the device fingerprint's MAC and machine id come from (default: this machine). */
   readonly fingerprintSources?: FingerprintSources;
+  /** The relay's message size limit from SMTP SIZE (default: transport/smtp_size.ts). */
+  readonly probeSmtpSize: (
+    endpoint: Endpoint,
+    password: string,
+    timeoutMs: number,
+  ) => Promise<number | undefined>;
 }
 
 /** The provisioned account, ready for the daemon to serve. */
@@ -133,6 +140,7 @@ export async function provision(
 ): Promise<ProvisionResult> {
   const deps: ProvisionDeps = {
     ...networkLoginCheckers,
+    probeSmtpSize: probeSmtpSizeLimit,
     fetch: (input, init) => fetch(input, init),
     clock: Date.now,
     generateKey: generateAccountKey,
@@ -326,5 +334,26 @@ async function discoverStep(
     events: deps.events,
   });
   saveServerParams(store, params, deps.clock());
+  await learnRelayLimit(store, params.smtp, password, deps);
   return params;
+}
+
+/**
+ * Stores the relay's message size limit (SMTP SIZE) for the account just configured, so sends
+ * are checked against it from the first one; best effort: the SMTP loop asks again whenever it
+ * connects.
+ */
+async function learnRelayLimit(
+  store: Store,
+  smtp: Endpoint,
+  password: string,
+  deps: ProvisionDeps,
+): Promise<void> {
+  try {
+    const bytes = await deps.probeSmtpSize(smtp, password, Math.min(deps.loginTimeoutMs, 10_000));
+    setRelayMessageLimit(store, bytes);
+    log.info("relay message size limit", { bytes: bytes ?? null });
+  } catch (err) {
+    log.info("relay message size limit not learned yet", { error: errText(err) });
+  }
 }

@@ -20,6 +20,11 @@ export const ConfigKey = {
   MACHINE_ID_LAST_SEEN: "machine_id_last_seen",
   /** JSON `{from, at, reason}` of a move not yet settled by a license activation. */
   INSTALLATION_MOVED: "installation_moved",
+  /**
+   * The largest mail in bytes the relay accepts, as its SMTP SIZE extension (RFC 1870) last said;
+   * absent while unknown. Read it through `relayMessageLimit` (relay_limit.ts).
+   */
+  MAX_MESSAGE_BYTES: "max_message_bytes",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 
@@ -49,6 +54,12 @@ export class ConfigStore {
     );
     // After the write: a transaction that rolls back later leaves a stale entry, so drop it
     // instead of caching the new value until the write is known to be durable.
+    this.#cache.delete(key);
+  }
+
+  /** Removes a key (nothing happens when it is absent). */
+  delete(key: ConfigKey): void {
+    this.db.run("DELETE FROM config WHERE key = ?", key);
     this.#cache.delete(key);
   }
 

@@ -328,4 +328,9 @@ export const MIGRATIONS: readonly string[] = [
     VALUES ('installation_secret', lower(hex(randomblob(32))));
   ALTER TABLE prv_sent ADD COLUMN key_tag TEXT NOT NULL DEFAULT '';
   `,
+  // 16: a mail rendered as a stream waits in a spool file (DataDirLayout.SPOOL_DIR) that the row
+  // names instead of holding it in raw; '' for mails kept in raw, as before.
+  `
+  ALTER TABLE outbox ADD COLUMN spool TEXT NOT NULL DEFAULT '';
+  `,
 ];

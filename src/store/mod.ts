@@ -18,6 +18,8 @@ import { ProtectedFilesStore } from "./protected_files_store.ts";
 import { QuarantineStore } from "./quarantine_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
+export { relayMessageLimit, setRelayMessageLimit } from "./relay_limit.ts";
+export { MailSpool, type SpooledMail } from "./mail_spool.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
 export { DiskState, type DiskWord } from "./disk_state.ts";

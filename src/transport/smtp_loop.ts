@@ -5,15 +5,19 @@
  * clock jumps (clock.ts). Never throws.
  */
 import { Buffer } from "node:buffer";
+import { createReadStream } from "node:fs";
+import { type Readable, Transform } from "node:stream";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
+import { SEND_STREAM_GC } from "../memory/young_gc.ts";
 import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
 import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
 import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
 import { OutcomeBacklog } from "./outcome_backlog.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
+import { probeSmtpSizeLimit } from "./smtp_size.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
 import {
   isUnverifiedCertificate,
@@ -30,7 +34,10 @@ export interface QueuedMail {
   readonly id: number;
   readonly envelopeFrom: string;
   readonly recipients: readonly string[];
+  /** The mail, unless it waits in a spool file. */
   readonly raw: Uint8Array;
+  /** Absolute path of the spool file holding the mail (sent as a stream), when `raw` does not. */
+  readonly spoolPath?: string | undefined;
   /** Failed attempts that got an SMTP answer (4xx) so far; connection failures do not count. */
   readonly attempts: number;
 }
@@ -58,10 +65,13 @@ export interface OutboxQueue {
   gaveUp(id: number, error: string): void;
 }
 
-/** What the loop hands to the transport: the envelope and the mail's bytes, unchanged. */
+/**
+ * What the loop hands to the transport: the envelope and the mail's bytes, unchanged (a stream
+ * of a spool file for a large mail).
+ */
 export interface OutgoingMail {
   readonly envelope: { readonly from: string; readonly to: string[] };
-  readonly raw: Buffer;
+  readonly raw: Buffer | Readable;
 }
 
 /** A (pooled) SMTP transport; nodemailer's fits, tests pass fakes. */
@@ -99,6 +109,33 @@ export interface SmtpLoopOptions {
   readonly tlsProbe?: () => Promise<TlsClockFault | undefined>;
   /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
   readonly transportFactory?: () => SmtpSender;
+  /**
+   * Asks the relay for its message size limit (SMTP SIZE, RFC 1870); default: an EHLO on
+   * `endpoint` (smtp_size.ts), none when `transportFactory` is given and this is not.
+   */
+  readonly sizeProbe?: () => Promise<number | undefined>;
+  /**
+   * Told what the relay's SIZE said (undefined: no limit named) when the loop starts and each
+   * time it connects again after a connection failure.
+   */
+  readonly onSizeLimit?: (bytes: number | undefined) => void;
+}
+
+/**
+ * A spool file as a stream for the transport; what passed through is young garbage (its chunks,
+ * nodemailer's dot-stuffed copies, TLS records): collected as it goes, not once ~64 MB piled up.
+ */
+function spoolStream(path: string): Readable {
+  // A transform, not a "data" listener: that would start the flow before the transport reads.
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      SEND_STREAM_GC.note(chunk.length);
+      done(null, chunk);
+    },
+  });
+  const file = createReadStream(path);
+  file.on("error", (err) => counted.destroy(err));
+  return file.pipe(counted);
 }
 
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
@@ -171,6 +208,9 @@ export class SmtpLoop {
   /** Monotonic ms until which the loop pauses after a connection failure. */
   #holdUntil = 0;
   #connected = false;
+  /** Transports made so far: every one after the first is a reconnect. */
+  #senders = 0;
+  #probing = false;
   #idle = false;
   #idleWaiters: (() => void)[] = [];
   readonly #counts = { sent: 0, retried: 0, gaveUp: 0 };
@@ -194,9 +234,28 @@ export class SmtpLoop {
   start(signal: AbortSignal): void {
     if (signal.aborted) this.#abort.abort();
     else signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
+    if (this.#running === undefined) this.#learnSizeLimit();
     this.#running ??= this.#run().catch((err) =>
       log.error("SMTP loop ended unexpectedly", { error: smtpReason(err) })
     );
+  }
+
+  /** Asks the relay for its SIZE limit in the background and reports it (one probe at a time). */
+  #learnSizeLimit(): void {
+    const { onSizeLimit } = this.#opts;
+    const probe = this.#opts.sizeProbe ??
+      (this.#opts.transportFactory === undefined
+        ? () => probeSmtpSizeLimit(this.#opts.endpoint, this.#opts.password)
+        : undefined);
+    if (onSizeLimit === undefined || probe === undefined || this.#probing) return;
+    this.#probing = true;
+    probe().then(
+      (bytes) => {
+        log.debug("relay message size limit", { server: this.#server, bytes: bytes ?? null });
+        onSizeLimit(bytes);
+      },
+      (err) => log.debug("relay size limit not learned", { error: smtpReason(err) }),
+    ).finally(() => this.#probing = false);
   }
 
   /** A mail was queued: look at the queue at once (a connection back-off still applies). */
@@ -314,6 +373,7 @@ export class SmtpLoop {
   }
 
   #createSender(): SmtpSender {
+    if (this.#senders++ > 0) this.#learnSizeLimit();
     if (this.#opts.transportFactory) return this.#opts.transportFactory();
     const transport = nodemailer.createTransport({
       ...smtpOptions(this.#opts.endpoint, this.#opts.password, true),
@@ -326,10 +386,19 @@ export class SmtpLoop {
   /** Sends one mail and reports the outcome to the queue; never rejects. */
   async #send(lease: Lease, mail: QueuedMail): Promise<void> {
     let rejected = 0;
+    let bytes = mail.raw.length;
+    try {
+      if (mail.spoolPath !== undefined) bytes = (await Deno.stat(mail.spoolPath)).size;
+    } catch (err) {
+      // The rendered mail is gone: nothing can ever send it.
+      const reason = `the rendered mail is missing from the spool: ${smtpReason(err)}`;
+      this.#counts.gaveUp++;
+      return this.#report(mail.id, () => this.#opts.queue.gaveUp(mail.id, reason));
+    }
     try {
       const info = await lease.sender.sendMail({
         envelope: { from: mail.envelopeFrom, to: [...mail.recipients] },
-        raw: Buffer.from(mail.raw),
+        raw: mail.spoolPath === undefined ? Buffer.from(mail.raw) : spoolStream(mail.spoolPath),
       });
       rejected = info?.rejected?.length ?? 0;
     } catch (err) {
@@ -349,7 +418,7 @@ export class SmtpLoop {
     this.#problem.set(undefined);
     const to = mail.recipients.length;
     if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
-    log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
+    log.debug("mail sent", { id: mail.id, bytes });
     if (this.#connected) return;
     this.#connected = true;
     log.info("connected", { server: this.#server });

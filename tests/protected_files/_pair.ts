@@ -18,6 +18,7 @@ import {
   ACTIVE_LICENSE,
   deliverAll,
   introduce,
+  mailBytes,
   type TestAccount,
   testAccount,
 } from "../core/_accounts.ts";
@@ -123,7 +124,7 @@ export async function sendFile(
     from.send,
   );
   const row = from.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
-  return { msgId, raw: row.raw };
+  return { msgId, raw: await mailBytes(from, row) };
 }
 
 /** Protects and sends a file from Alice to Bob; returns the result and both message ids. */

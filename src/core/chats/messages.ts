@@ -6,7 +6,7 @@
 import { ChatType, ContactId, MessageState } from "../../constants.ts";
 import { GatewayError, NotFoundError } from "../../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../../store/mod.ts";
-import { blobPath, importFile, removeBlob } from "../blobs.ts";
+import { blobPath, importFile, mimeOf, removeBlob } from "../blobs.ts";
 import type { AttachableFile } from "../file_access.ts";
 import { JoinWait } from "../send/join_wait.ts";
 import { Chats } from "./chats.ts";
@@ -190,29 +190,49 @@ export class Messages {
     const recipients = group?.recipients ?? channel?.recipients ??
       (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
+    const base = {
+      chatId: chat.id,
+      text: m.text ?? "",
+      viewtype: m.viewtype ?? (m.file ? Viewtype.FILE : Viewtype.TEXT),
+      timestamp: nowSeconds(this.ctx),
+      inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+      quote: quoted === undefined ? "" : quoteTextOf(quoted),
+      ...(group === undefined ? {} : { group: group.mail }),
+      ...(channel === undefined ? {} : { channel: channel.mail }),
+    };
+    if (m.file && steps.precheck) {
+      // Before the file is copied: a file far too large is refused without touching the disk.
+      const name = m.file.name ?? m.file.source.name;
+      steps.precheck(
+        {
+          ...base,
+          file: {
+            blob: "",
+            path: "",
+            name,
+            mime: m.file.mime ?? mimeOf(name),
+            bytes: m.file.source.size,
+          },
+        },
+        chat,
+        waits ? this.#chats.recipients(chat) : recipients,
+      );
+    }
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) this.ctx.blobHolds.hold(blob.path);
     let msgId: number | undefined;
+    let spooled: string | undefined;
     try {
-      const draft: OutgoingDraft = {
-        chatId: chat.id,
-        text: m.text ?? "",
-        viewtype: m.viewtype ?? (blob ? Viewtype.FILE : Viewtype.TEXT),
-        timestamp: nowSeconds(this.ctx),
-        file: blob,
-        inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
-        quote: quoted === undefined ? "" : quoteTextOf(quoted),
-        ...(group === undefined ? {} : { group: group.mail }),
-        ...(channel === undefined ? {} : { channel: channel.mail }),
-      };
+      const draft: OutgoingDraft = { ...base, file: blob };
       await steps.admit(draft, chat, waits ? this.#chats.recipients(chat) : recipients);
       if (waits) {
         msgId = this.#insertOutgoing(draft, m.info);
         return msgId;
       }
       const mail = await steps.render(draft, chat, recipients);
+      spooled = mail.spool;
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
@@ -221,6 +241,8 @@ export class Messages {
     } finally {
       if (blob) this.ctx.blobHolds.release(blob.path);
       if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
+      // A mail rendered into the spool whose message was never stored is nobody's.
+      if (spooled !== undefined && msgId === undefined) await this.ctx.spool.remove(spooled);
     }
   }
 
@@ -343,13 +365,16 @@ export class Messages {
       if (m === undefined) throw new NotFoundError(`message ${id} not found`);
       return m;
     });
+    const spools: string[] = [];
     this.ctx.tx.run((emit) => {
       for (const m of found) {
         if (!this.ctx.store.msgs.delete(m.id)) continue;
+        spools.push(...this.ctx.store.outbox.spools(m.id));
         this.ctx.store.outbox.removeForMessage(m.id);
         emit({ kind: "MsgDeleted", chatId: m.chatId, msgId: m.id });
       }
     });
+    for (const name of spools) await this.ctx.spool.remove(name);
     const files = new Set(found.map((m) => m.file).filter((f) => f !== ""));
     for (const file of files) await this.#dropUnusedBlob(file);
   }
