@@ -5,8 +5,11 @@
  */
 import { Buffer } from "node:buffer";
 
-const BEGIN = "-----BEGIN PGP MESSAGE-----";
-const END = "-----END PGP MESSAGE-----";
+/** The first and last line of an armored message. */
+export const ARMOR_BEGIN = "-----BEGIN PGP MESSAGE-----";
+export const ARMOR_END = "-----END PGP MESSAGE-----";
+const BEGIN = ARMOR_BEGIN;
+const END = ARMOR_END;
 const LINE = 64;
 
 /** Armor that cannot be read: the message says what is wrong. */
@@ -31,9 +34,14 @@ const CRC24_TABLE = (() => {
   return table;
 })();
 
-/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte. */
-export function crc24(bytes: Uint8Array): number {
-  let crc = 0xb704ce;
+/** The initial value of the armor's CRC-24. */
+export const CRC24_INIT = 0xb704ce;
+
+/**
+ * CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte; pass the
+ * previous result as `crc` to continue over the next piece of the same data.
+ */
+export function crc24(bytes: Uint8Array, crc = CRC24_INIT): number {
   for (let i = 0; i < bytes.length; i++) {
     crc = ((crc << 8) & 0xffffff) ^ CRC24_TABLE[((crc >> 16) ^ bytes[i]) & 0xff];
   }

@@ -12,6 +12,8 @@ export const ConfigKey = {
   LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
   /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
   LICENSE_DEACTIVATED: "license_deactivated",
+  /** The relay's message size limit in bytes (SMTP `SIZE`), when known. */
+  MAX_MESSAGE_BYTES: "max_message_bytes",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 

@@ -20,7 +20,8 @@ import type { Endpoint } from "../../src/transport/server_params.ts";
 import { randomBytes } from "../_helpers/huge_mail.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
 import { throttleProxy } from "../_helpers/throttle_proxy.ts";
-import { MemorySink } from "./_memory_sink.ts";
+import { MemorySink, sourceBytes } from "./_memory_sink.ts";
+import type { MailSource } from "../../src/mime/mail_source.ts";
 
 /** A plain mail with `subject` and about `bytes` of base64 filler. */
 function mail(to: string, subject: string, bytes = 0): Uint8Array {
@@ -141,8 +142,8 @@ Deno.test({
       const deliver = sink.deliver.bind(sink);
       const lines: string[] = [];
       // Processing "slow" takes eight heartbeat intervals.
-      sink.deliver = async (raw: Uint8Array) => {
-        if (new TextDecoder().decode(raw).includes("Subject: slow")) {
+      sink.deliver = async (raw: MailSource) => {
+        if (new TextDecoder().decode(sourceBytes(raw)).includes("Subject: slow")) {
           await new Promise((r) => setTimeout(r, 1_600));
         }
         return deliver(raw);
