@@ -208,7 +208,9 @@ export async function decryptStream(
 ): Promise<DecryptingStream> {
   const config = {
     ...openpgp.config,
-    maxDecompressedMessageSize: maxBytes,
+    // Counted below instead: OpenPGP.js fails a streamed decompression with a rejection that
+    // nothing can catch (the process would die of it); the data stream's own count fails cleanly.
+    maxDecompressedMessageSize: Infinity,
     // Plaintext flows before the integrity check; the caller uses none of it before the end.
     allowUnauthenticatedStream: true,
   };
@@ -252,9 +254,14 @@ export async function decryptStream(
     hashes.push({ algorithm: sig.hashAlgorithm, salt, hash: createHash(name).update(salt) });
   }
   let after: unknown[] = [];
+  let size = 0;
   const data = (decrypted.getLiteralData() as ReadableStream<Uint8Array>).pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > maxBytes) {
+          throw new PgpError(`cannot decrypt: the plaintext is larger than ${maxBytes} bytes`);
+        }
         for (const h of hashes) h.hash.update(chunk);
         controller.enqueue(chunk);
       },
