@@ -15,10 +15,12 @@ import {
   DEFAULT_DRAIN_LIMITS,
   type DrainLimits,
   GIVE_UP_HEAD_BYTES,
+  type MailSpool,
 } from "../../src/transport/inbox_drain.ts";
 import type { Endpoint } from "../../src/transport/server_params.ts";
 import { randomBytes } from "../_helpers/huge_mail.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { withTempDir } from "../_helpers/temp.ts";
 import { throttleProxy } from "../_helpers/throttle_proxy.ts";
 import { MemorySink, sourceBytes } from "./_memory_sink.ts";
 import type { MailSource } from "../../src/mime/mail_source.ts";
@@ -283,6 +285,57 @@ Deno.test({
       assert.ok(big.size > 500_000, `size ${big.size}`);
       assert.equal(big.headBytes, GIVE_UP_HEAD_BYTES, "only the head was fetched");
       assert.equal(await box.inboxCount(), 0);
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+/** A MemorySink with a spool in `dir`: it records how each mail came (memory or a file). */
+class SpoolSink extends MemorySink {
+  readonly kinds: string[] = [];
+  readonly bytes: Uint8Array[] = [];
+  readonly spool: MailSpool;
+  constructor(dir: string, maxMailBytes: number) {
+    super();
+    this.spool = { dir, maxMailBytes: () => maxMailBytes };
+  }
+  override deliver(raw: MailSource): Promise<void> {
+    this.kinds.push(raw.kind);
+    this.bytes.push(sourceBytes(raw));
+    return super.deliver(raw);
+  }
+}
+
+Deno.test({
+  name: "a mail above inMemoryMailBytes arrives as a file, fetched in ranges, removed after",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const mails: Uint8Array[] = [];
+    const box = await inboxWith(relay, (to) => {
+      mails.push(mail(to, "big", 300_000), mail(to, "small", 1000), mail(to, "huge", 700_000));
+      return mails;
+    });
+    try {
+      await withTempDir(async (dir) => {
+        const sink = new SpoolSink(dir, 600_000);
+        await runLoop(
+          box.endpoint,
+          box.acc.password,
+          sink,
+          () => sink.delivered.length >= 2 && sink.givenUp.length > 0,
+          { limits: { inMemoryMailBytes: 100_000, fetchChunkBytes: 64 * 1024 } },
+        );
+        assert.deepEqual(sink.delivered, ["big", "small"]);
+        assert.deepEqual(sink.kinds, ["file", "bytes"]);
+        // The relay stores what it was given with CRLF: the fetched bytes are the appended mail.
+        assert.deepEqual(sink.bytes[0], mails[0]);
+        assert.deepEqual(sink.bytes[1], mails[1]);
+        assert.match(sink.givenUp[0].reason, /larger than 600000 bytes/, "the spool's cap applies");
+        assert.deepEqual([...Deno.readDirSync(dir)], [], "no temp file left");
+        assert.equal(await box.inboxCount(), 0);
+      });
     } finally {
       await box.close();
     }
