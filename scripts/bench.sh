@@ -11,6 +11,7 @@
 #   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
 #   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
 #   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/scenarios/prv_stream.ts)
+#   BENCH_ONLY=large-mail deno task bench   only received-mail memory (bench/scenarios/large_mail.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -37,7 +38,7 @@ fi
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (packages, network namespace)" >&2; exit 1; }
 if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ] &&
   [ "${BENCH_ONLY:-}" != groups ] && [ "${BENCH_ONLY:-}" != hostile ] &&
-  [ "${BENCH_ONLY:-}" != prv-stream ]; then
+  [ "${BENCH_ONLY:-}" != prv-stream ] && [ "${BENCH_ONLY:-}" != large-mail ]; then
   command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
   command -v node >/dev/null || { echo "bench.sh: node is needed for the SSE client" >&2; exit 1; }
 fi

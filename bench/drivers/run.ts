@@ -6,7 +6,8 @@
  * inbox flood of the hostile-load section (bench/scenarios/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
  * and the protected-file container section (bench/scenarios/prv.ts; alone: BENCH_ONLY=prv), and the group
  * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
- * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
+ * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), and received-mail memory
+ * (bench/scenarios/large_mail.ts; alone: BENCH_ONLY=large-mail).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
@@ -297,6 +298,9 @@ if (import.meta.main) {
   } else if (only === "prv-stream") {
     const { runPrvStreamSection } = await import("../scenarios/prv_stream.ts");
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
+  } else if (only === "large-mail") {
+    const { runLargeMailSection } = await import("../scenarios/large_mail.ts");
+    await runLargeMailSection("BENCH_ONLY=large-mail npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/scenarios/e2e.ts), hostile load (bench/scenarios/hostile.ts and
@@ -309,6 +313,7 @@ if (import.meta.main) {
       await runPrvSection();
       await runGroupsSection();
       await (await import("../scenarios/prv_stream.ts")).runPrvStreamSection();
+      await (await import("../scenarios/large_mail.ts")).runLargeMailSection();
     }
   }
 }

@@ -9,6 +9,7 @@ import { diskFullError, GatewayError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import { type CoreContext, nowSeconds } from "../context.ts";
 import { ConfigKey } from "../../store/config_store.ts";
+import { DEFAULT_DRAIN_LIMITS } from "../../transport/inbox_drain.ts";
 import { mailSize, type MailSource } from "../../mime/mail_source.ts";
 import { sniffMessageId } from "./mail_reader.ts";
 import type { ReceiveOutcome, Receiver } from "./pipeline.ts";
@@ -207,8 +208,11 @@ export class InboxReception {
 
   /** Runs the pipeline for one mail after any other run has settled. */
   #receive(raw: MailSource): Promise<ReceiveOutcome> {
+    // A large mail in memory (a quarantined one retried) is read as a stream too.
+    const inMemory = raw.kind === "bytes" &&
+      raw.bytes.byteLength <= DEFAULT_DRAIN_LIMITS.inMemoryMailBytes;
     const run = this.#tail.then(() =>
-      raw.kind === "bytes" ? this.receiver.receive(raw.bytes) : this.receiver.receiveMail(raw)
+      inMemory ? this.receiver.receive(raw.bytes) : this.receiver.receiveMail(raw)
     )
       .finally(() => this.#noteGarbage(mailSize(raw)));
     this.#tail = run.catch(() => {});

@@ -160,11 +160,11 @@ export class Receiver {
   }
 
   /**
-   * Processes one mail in memory or in a file: a file is read as a stream (streamed_mail_reader.ts),
-   * its attachment adopted as a blob only when the mail is stored; records keep its head.
+   * Processes one mail (in memory or in a file) as a stream (streamed_mail_reader.ts): memory
+   * does not grow with it; its file is adopted as a blob only when the mail is stored; records
+   * keep its head.
    */
   async receiveMail(source: MailSource): Promise<ReceiveOutcome> {
-    if (source.kind === "bytes") return await this.receive(source.bytes);
     const head = await mailHead(source, RECORDED_HEAD_BYTES);
     const size = mailSize(source);
     let mail: ReadMail | undefined;

@@ -94,7 +94,8 @@ Deno.test("InboxReception tells noteGarbage the size of every mail it read, also
   assert.deepEqual(noted, [junk.length]);
   assert.equal(b.store.receiveErrors.list().length, 1);
 
-  const failing = { receive: () => Promise.reject(new Error("disk full")) } as unknown as Receiver;
+  const fail = () => Promise.reject(new Error("disk full"));
+  const failing = { receive: fail, receiveMail: fail } as unknown as Receiver;
   const broken = new InboxReception(b.ctx, failing, { noteGarbage: (n) => noted.push(n) });
   await assert.rejects(
     broken.deliver(mailBytes(junk), { ...MAIL, size: junk.length }),
