@@ -19,7 +19,10 @@ export interface BodyDecoder {
 }
 
 /** Base64 characters decoded per batch (a multiple of 4). */
-const BASE64_BATCH = 256 * 1024;
+const BASE64_BATCH = 64 * 1024;
+
+/** ASCII (and Latin-1) bytes as a string, natively; bytes above 0x7F may map differently. */
+const ascii = new TextDecoder("latin1");
 
 function latin1(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
@@ -29,13 +32,29 @@ function view(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
 }
 
+/**
+ * Decodes base64 text into one reused buffer (grown when a batch needs more) and returns a view
+ * of the bytes: valid until the next call, so a sink copies what it keeps.
+ */
+export class Base64Into {
+  #out = Buffer.alloc(0);
+  decode(text: string): Uint8Array {
+    const need = Math.ceil(text.length / 4) * 3;
+    if (this.#out.length < need) this.#out = Buffer.alloc(Math.max(need, BASE64_BATCH));
+    const n = this.#out.write(text, 0, "base64");
+    return view(this.#out.subarray(0, n));
+  }
+}
+
 class Base64Decoder implements BodyDecoder {
   #pending: string[] = [];
   #length = 0;
+  readonly #into = new Base64Into();
   constructor(private readonly out: ByteSink) {}
 
   async write(encoded: Uint8Array): Promise<void> {
-    const clean = latin1(encoded).replace(/[^A-Za-z0-9+/]/g, "");
+    // Only the alphabet counts, so bytes above 0x7F may decode to anything else.
+    const clean = ascii.decode(encoded).replace(/[^A-Za-z0-9+/]/g, "");
     if (clean === "") return;
     this.#pending.push(clean);
     this.#length += clean.length;
@@ -48,7 +67,7 @@ class Base64Decoder implements BodyDecoder {
     if (last && usable % 4 === 1) throw new MimeParseError("body is not valid base64");
     this.#pending = usable < text.length ? [text.slice(usable)] : [];
     this.#length = text.length - usable;
-    if (usable > 0) await this.out.write(view(Buffer.from(text.slice(0, usable), "base64")));
+    if (usable > 0) await this.out.write(this.#into.decode(text.slice(0, usable)));
   }
 
   async end(): Promise<void> {

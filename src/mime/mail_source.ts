@@ -2,6 +2,7 @@
  * A received mail as the IMAP drain hands it on: its bytes when it is small, else the temp file
  * it was fetched into (reception reads that as a stream and never holds it whole).
  */
+import type { ByteSource } from "./line_reader.ts";
 
 /** A raw mail in memory or in a file. */
 export type MailSource =
@@ -37,16 +38,19 @@ export async function mailWhole(mail: MailSource): Promise<Uint8Array> {
   return mail.kind === "bytes" ? mail.bytes : await Deno.readFile(mail.path);
 }
 
-/** The mail as a stream of bytes. */
-export async function openMail(mail: MailSource): Promise<ReadableStream<Uint8Array>> {
-  if (mail.kind === "bytes") {
-    const bytes = mail.bytes;
-    return new ReadableStream({
-      start(c) {
-        c.enqueue(bytes);
-        c.close();
-      },
-    });
-  }
-  return (await Deno.open(mail.path, { read: true })).readable;
+/** The mail as a source read into the reader's own buffer (close it when done). */
+export async function openMail(mail: MailSource): Promise<ByteSource> {
+  if (mail.kind === "file") return await Deno.open(mail.path, { read: true });
+  const bytes = mail.bytes;
+  let at = 0;
+  return {
+    read(p) {
+      if (at >= bytes.length) return Promise.resolve(null);
+      const n = Math.min(p.length, bytes.length - at);
+      p.set(bytes.subarray(at, at + n));
+      at += n;
+      return Promise.resolve(n);
+    },
+    close() {},
+  };
 }

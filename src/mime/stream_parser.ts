@@ -6,7 +6,7 @@
  * the message. The limits of parser.ts hold (header size, parts, depth), and lines are bounded.
  */
 import { bodyDecoder, type ByteSink } from "./body_decoders.ts";
-import { type Line, LineReader } from "./line_reader.ts";
+import { type ByteSource, type Line, LineReader } from "./line_reader.ts";
 import {
   MIME_LIMITS,
   type MimeHeaders,
@@ -167,7 +167,7 @@ class StreamParser {
     const decoder = bodyDecoder(headers.get("content-transfer-encoding"), sink);
     let eol: Uint8Array | undefined;
     for (;;) {
-      const line = await this.lines.next();
+      const line = await this.lines.nextBlock();
       if (line === undefined) break;
       if (delimiterOf(line, boundaries) !== undefined) {
         this.lines.unread(line);
@@ -226,12 +226,13 @@ class StreamParser {
 }
 
 /**
- * Parses a whole message from `source`, each leaf's body into the sink `choose` picks. Throws
- * MimeParseError for input beyond the limits (every sink is then aborted); an error of the
- * source or of a sink passes through.
+ * Parses a whole message from `source`, each leaf's body into the sink `choose` picks; the source
+ * is closed (or cancelled) at the end. Throws MimeParseError for input beyond the limits (every
+ * sink is then aborted); an error of the source or of a sink passes through. Sinks get views
+ * that are valid during the call (and the promise it returns): they copy what they keep.
  */
 export async function parseMimeStream(
-  source: ReadableStream<Uint8Array>,
+  source: ReadableStream<Uint8Array> | ByteSource,
   choose: SinkChooser = () => bufferSink(),
 ): Promise<MimePart> {
   const lines = new LineReader(source);
