@@ -7,6 +7,7 @@
  * attachment is the caller's to adopt (verified mail) or remove ({@link discardSpooled}).
  */
 import { ArmorDecoder } from "../../crypto/armor_stream.ts";
+import { diskFullError } from "../../errors.ts";
 import { ArmorError } from "../../crypto/armor.ts";
 import { decryptStream, PgpError } from "../../crypto/pgp.ts";
 import { mailHead, type MailSource, openMail } from "../../mime/mail_source.ts";
@@ -43,9 +44,13 @@ const OUTER_PART_BYTES = 64 * 1024;
 /** Bytes of the head read to name a mail too broken to parse. */
 const SNIFF_BYTES = 64 * 1024;
 
-/** A file system error is no fault of the mail: it passes through (the mail is retried). */
+/**
+ * A file system error (a full disk above all) is no fault of the mail: it passes through, so the
+ * mail stays on the server (retried, or the drain pauses for the disk).
+ */
 function isFileSystemError(err: unknown): boolean {
-  return Object.values(Deno.errors).some((E) => err instanceof E);
+  return diskFullError(err) !== undefined ||
+    Object.values(Deno.errors).some((E) => err instanceof E);
 }
 
 /** Removes the temp files of a mail's spooled leaves (a mail not stored, or stored already). */
