@@ -84,6 +84,11 @@ export interface DrainLimits {
   readonly inMemoryMailBytes: number;
   /** Bytes fetched per range when a mail goes to the spool. */
   readonly fetchChunkBytes: number;
+  /**
+   * The largest spooled mail kept whole in the quarantine (a database row, read into memory to
+   * store and to retry); a larger one that keeps failing is recorded from its head instead.
+   */
+  readonly quarantineMaxBytes: number;
   /** Attempts (failures or deaths while processing) before a mail is quarantined. */
   readonly maxAttempts: number;
   /** Wait before the first retry of a failed mail; each further retry waits 4 times longer. */
@@ -101,6 +106,7 @@ export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
   maxMailBytes: 40 * 1024 * 1024,
   inMemoryMailBytes: 1024 * 1024,
   fetchChunkBytes: 1024 * 1024,
+  quarantineMaxBytes: 16 * 1024 * 1024,
   maxAttempts: 5,
   retryBaseMs: 60_000,
   listLimit: 500,
@@ -108,12 +114,6 @@ export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
 
 /** Bytes of a given-up mail fetched for its record (Message-ID, and the raw mail when small). */
 export const GIVE_UP_HEAD_BYTES = 256 * 1024;
-
-/**
- * The largest mail kept whole in the quarantine (a database row, read into memory to store and to
- * retry); a larger mail that keeps failing is recorded from its head as a receive error instead.
- */
-export const QUARANTINE_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Back-off of the whole drain while the disk is full: the first retry after this, each next one
@@ -337,8 +337,9 @@ export class InboxDrain {
     reason: string,
     raw: MailSource,
   ): Promise<boolean> {
-    if (raw.kind === "file" && raw.size > QUARANTINE_MAX_BYTES) {
-      const why = `${reason}; larger than ${QUARANTINE_MAX_BYTES} bytes, not kept whole`;
+    const max = this.limits.quarantineMaxBytes;
+    if (raw.kind === "file" && raw.size > max) {
+      const why = `${reason}; larger than ${max} bytes, not kept whole`;
       await this.sink.giveUp(msg, why, await mailHead(raw, GIVE_UP_HEAD_BYTES));
       return await this.#delete(client, msg, why, "gave up on a message; recorded as an error");
     }

@@ -296,8 +296,8 @@ class SpoolSink extends MemorySink {
   readonly kinds: string[] = [];
   readonly bytes: Uint8Array[] = [];
   readonly spool: MailSpool;
-  constructor(dir: string, maxMailBytes: number) {
-    super();
+  constructor(dir: string, maxMailBytes: number, fail: (subject: string) => boolean = () => false) {
+    super(fail);
     this.spool = { dir, maxMailBytes: () => maxMailBytes };
   }
   override deliver(raw: MailSource): Promise<void> {
@@ -333,6 +333,48 @@ Deno.test({
         assert.deepEqual(sink.bytes[0], mails[0]);
         assert.deepEqual(sink.bytes[1], mails[1]);
         assert.match(sink.givenUp[0].reason, /larger than 600000 bytes/, "the spool's cap applies");
+        assert.deepEqual([...Deno.readDirSync(dir)], [], "no temp file left");
+        assert.equal(await box.inboxCount(), 0);
+      });
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "a spooled mail that keeps failing is quarantined whole, or from its head above the bound",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const box = await inboxWith(
+      relay,
+      (to) => [mail(to, "bad", 200_000), mail(to, "worse", 500_000)],
+    );
+    try {
+      await withTempDir(async (dir) => {
+        const sink = new SpoolSink(dir, 10_000_000, () => true);
+        await runLoop(
+          box.endpoint,
+          box.acc.password,
+          sink,
+          () => sink.quarantined.length + sink.givenUp.length >= 2,
+          {
+            limits: {
+              inMemoryMailBytes: 100_000,
+              quarantineMaxBytes: 300_000,
+              maxAttempts: 2,
+              retryBaseMs: 20,
+            },
+            heartbeatMs: 100,
+          },
+        );
+        assert.deepEqual(sink.kinds, ["file", "file", "file", "file"]);
+        assert.equal(sink.quarantined[0].subject, "bad");
+        assert.ok(sink.quarantined[0].bytes > 200_000, "kept whole");
+        assert.equal(sink.givenUp[0].subject, "worse");
+        assert.match(sink.givenUp[0].reason, /failed 2 times.*not kept whole/);
+        assert.equal(sink.givenUp[0].headBytes, GIVE_UP_HEAD_BYTES);
         assert.deepEqual([...Deno.readDirSync(dir)], [], "no temp file left");
         assert.equal(await box.inboxCount(), 0);
       });
