@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { Chats } from "../../../src/core/chats/chats.ts";
-import { InboxReception } from "../../../src/core/receive/inbox_reception.ts";
+import { InboxReception, receivedMailCap } from "../../../src/core/receive/inbox_reception.ts";
+import { ConfigKey } from "../../../src/store/mod.ts";
 import { MessageStates } from "../../../src/core/chats/message_states.ts";
 import { Messages } from "../../../src/core/chats/messages.ts";
 import type { ReceiveOutcome, Receiver } from "../../../src/core/receive/pipeline.ts";
@@ -325,4 +326,18 @@ Deno.test("InboxReception.retryQuarantined() says so when the mail was dropped w
     (err) => err instanceof GatewayError && /dropped/.test(err.message),
   );
   assert.equal(b.store.quarantine.count(), 0);
+});
+
+Deno.test("the fetch cap is twice the relay's stored limit, at least 64 MiB", async () => {
+  const MiB = 1024 * 1024;
+  assert.equal(receivedMailCap(undefined), 64 * MiB);
+  assert.equal(receivedMailCap(NaN), 64 * MiB);
+  assert.equal(receivedMailCap(30 * MiB), 64 * MiB);
+  assert.equal(receivedMailCap(50 * MiB), 100 * MiB);
+  const b = await testAccount("bob@relay.test", "Bob", "/tmp/blobs-of-bob");
+  const reception = new InboxReception(b.ctx, b.receiver);
+  assert.equal(reception.spool.dir, "/tmp/blobs-of-bob");
+  assert.equal(reception.spool.maxMailBytes(), 64 * MiB);
+  b.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(100 * MiB));
+  assert.equal(reception.spool.maxMailBytes(), 200 * MiB);
 });
