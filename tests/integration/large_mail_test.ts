@@ -22,6 +22,14 @@ import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 /** The file's size: several MiB, a mail far above the in-memory threshold (1 MiB). */
 const FILE_BYTES = 6 * 1024 * 1024;
 
+/** The data directory a daemon was started on (its `--data-dir` argument). */
+function dataDirOf(pid: number): string {
+  const args = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
+  const at = args.indexOf("--data-dir");
+  assert.ok(at >= 0, `no --data-dir in ${args.join(" ")}`);
+  return args[at + 1];
+}
+
 interface FileMsg {
   text: string;
   file: string | null;
@@ -112,5 +120,65 @@ twoGatewaysTest({
       console.error(`--- B ---\n${b.daemon.output().slice(-8000)}`);
       throw err;
     }
+  },
+});
+
+twoGatewaysTest({
+  name: "temp files a killed gateway left while reading a large mail go at the next start",
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
+    const { relay, a } = gws;
+    let b = gws.b;
+    const pair = await joinBySecureJoin(a, b);
+    const dataDir = dataDirOf(b.daemon.pid);
+    const aAcc = readStoredAccount(`${a.dir.path}/data`);
+    const bAcc = readStoredAccount(dataDir);
+    await b.daemon.stop("SIGKILL");
+    await b.stop();
+    const blobDir = `${dataDir}/${DataDirLayout.BLOB_DIR}`;
+    await Deno.mkdir(blobDir, { recursive: true });
+    const leftovers = [".incoming-1", ".cipher-2", ".recv-3"];
+    for (const name of leftovers) await Deno.writeFile(`${blobDir}/${name}`, new Uint8Array(100));
+    // The mail the killed process was reading is still on the server.
+    const bytes = randomBytes(2 * 1024 * 1024);
+    const messageId = `<after-kill-${crypto.randomUUID()}@test.invalid>`;
+    const date = new Date();
+    const raw = renderEncryptedEnvelope({
+      from: aAcc.addr,
+      messageId,
+      date,
+      boundary: crypto.randomUUID(),
+      ciphertext: await encryptAndSign({
+        plaintext: renderChatMessage({
+          from: { addr: aAcc.addr, name: "A" },
+          to: [{ addr: bAcc.addr }],
+          messageId,
+          date,
+          subject: "Message from A",
+          autocryptKey: aAcc.publicKey,
+          text: "read after the restart",
+          file: { name: "clip.bin", mime: "application/octet-stream", bytes },
+        }),
+        recipients: [await readPublicKey(bAcc.publicKey)],
+        signingKey: await readPrivateKey(aAcc.privateKey),
+      }),
+    });
+    const imap = await openMailbox(relay, bAcc);
+    try {
+      assert.ok(await imap.append("INBOX", Buffer.from(raw)));
+    } finally {
+      await closeMailbox(imap);
+    }
+    b = await gws.restart("b");
+    const onB = await b.poll(
+      () => chatMessages(b, pair.joinerChat),
+      (msgs) => msgs.some((m) => m.text === "read after the restart"),
+      120_000,
+    );
+    const id = onB.find((m) => m.text === "read after the restart")!.id;
+    const [m] = await messagesById(b, [id]) as unknown as FileMsg[];
+    assert.deepEqual(await Deno.readFile(m.file!), bytes);
+    const hidden = [...Deno.readDirSync(blobDir)].filter((e) => e.name.startsWith("."));
+    assert.deepEqual(hidden, [], "the leftovers are gone");
   },
 });
