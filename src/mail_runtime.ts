@@ -4,6 +4,7 @@
  * waiting for a join. The daemon wires `reception` into the IMAP loop and `core` into `Services`.
  */
 import { type AccountCore, createAccountCore } from "./account/core.ts";
+import { removeReceiveLeftovers } from "./core/blobs.ts";
 import { blobDirOf } from "./core/context.ts";
 import { loadIdentity } from "./core/contacts/mod.ts";
 import { InboxReception } from "./core/receive/mod.ts";
@@ -83,6 +84,8 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
   // Mails rendered for sends that never committed (a crash between the two) have no row.
   const orphans = await core.ctx.spool.sweep(new Set(o.store.outbox.spools()));
   if (orphans > 0) log.info("spool files without an outbox row removed", { files: orphans });
+  // A process killed while it read a large mail left its temp files; the mail is still on the server.
+  await removeReceiveLeftovers(core.ctx.blobDir);
   const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,

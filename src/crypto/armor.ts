@@ -6,8 +6,11 @@
 import { Buffer } from "node:buffer";
 import { base64LineChunks } from "./base64_lines.ts";
 
-const BEGIN = "-----BEGIN PGP MESSAGE-----";
-const END = "-----END PGP MESSAGE-----";
+/** The first and last line of an armored message. */
+export const ARMOR_BEGIN = "-----BEGIN PGP MESSAGE-----";
+export const ARMOR_END = "-----END PGP MESSAGE-----";
+const BEGIN = ARMOR_BEGIN;
+const END = ARMOR_END;
 const LINE = 64;
 
 /** Armor that cannot be read: the message says what is wrong. */
@@ -32,16 +35,14 @@ const CRC24_TABLE = (() => {
   return table;
 })();
 
-/** The CRC-24 before any byte (RFC 4880 §6.1). */
-const CRC24_INIT = 0xb704ce;
+/** The initial value of the armor's CRC-24 (RFC 4880 §6.1). */
+export const CRC24_INIT = 0xb704ce;
 
-/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte. */
-export function crc24(bytes: Uint8Array): number {
-  return crc24Update(CRC24_INIT, bytes);
-}
-
-/** `crc` (a CRC-24 so far) continued over `bytes`. */
-export function crc24Update(crc: number, bytes: Uint8Array): number {
+/**
+ * CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte; pass the
+ * previous result as `crc` to continue over the next piece of the same data.
+ */
+export function crc24(bytes: Uint8Array, crc = CRC24_INIT): number {
   for (let i = 0; i < bytes.length; i++) {
     crc = ((crc << 8) & 0xffffff) ^ CRC24_TABLE[((crc >> 16) ^ bytes[i]) & 0xff];
   }
@@ -85,7 +86,7 @@ export async function* armorChunks(binary: AsyncIterable<Uint8Array>): AsyncGene
   let crc = CRC24_INIT;
   async function* counted(): AsyncGenerator<Uint8Array> {
     for await (const chunk of binary) {
-      crc = crc24Update(crc, chunk);
+      crc = crc24(chunk, crc);
       yield chunk;
     }
   }

@@ -14,7 +14,8 @@ import {
   InboxDrain,
   type KeepAlive,
 } from "../../src/transport/inbox_drain.ts";
-import { MemorySink, subjectOf } from "./_memory_sink.ts";
+import { MemorySink, sourceBytes, subjectOf } from "./_memory_sink.ts";
+import type { MailSource } from "../../src/mime/mail_source.ts";
 
 type Client = Parameters<InboxDrain["drain"]>[0];
 
@@ -54,9 +55,9 @@ class DiskSink extends MemorySink {
     }
     return super.begin(m);
   }
-  override deliver(raw: Uint8Array): Promise<void> {
+  override deliver(raw: MailSource): Promise<void> {
     if (this.full) {
-      this.tried.push(subjectOf(raw));
+      this.tried.push(subjectOf(sourceBytes(raw)));
       return Promise.reject(new Error("store", { cause: new DiskFullError("os error 28") }));
     }
     return super.deliver(raw);

@@ -15,7 +15,7 @@ import {
   parseSecureJoinStep,
   SecureJoinStep,
 } from "../../protocol.ts";
-import { fingerprintOf } from "../../crypto/pgp.ts";
+import { fingerprintOf, MAX_PLAINTEXT_BYTES } from "../../crypto/pgp.ts";
 import { assignChat, type ChatAssignment } from "./assignment.ts";
 import { Channels } from "../channels/channels.ts";
 import type { PeerKey } from "../contacts/contacts.ts";
@@ -25,7 +25,9 @@ import { chatContent, receiptContent } from "./content.ts";
 import { chatControl } from "../chats/control.ts";
 import { ChatControls } from "./controls.ts";
 import { Chats } from "../chats/chats.ts";
-import { writeBlob } from "../blobs.ts";
+import { adoptSpooled, writeBlob } from "../blobs.ts";
+import { mailHead, mailSize, type MailSource } from "../../mime/mail_source.ts";
+import { discardSpooled, readStreamedMail } from "./streamed_mail_reader.ts";
 import { Contacts } from "../contacts/contacts.ts";
 import type { CoreContext } from "../context.ts";
 import { storeIncoming } from "./incoming.ts";
@@ -46,6 +48,9 @@ import {
 import { MessageStates } from "../chats/message_states.ts";
 
 const log = logger("receive");
+
+/** Bytes of a mail read from a file kept for its receive-error record (the Message-ID). */
+const RECORDED_HEAD_BYTES = 256 * 1024;
 
 /**
  * SecureJoin steps are handed to the SecureJoin code (securejoin/, which implements this port;
@@ -154,7 +159,39 @@ export class Receiver {
     }
   }
 
-  async #process(raw: Uint8Array, mail: ReadMail): Promise<ReceiveOutcome> {
+  /**
+   * Processes one mail (in memory or in a file) as a stream (streamed_mail_reader.ts): memory
+   * does not grow with it; its file is adopted as a blob only when the mail is stored; records
+   * keep its head.
+   */
+  async receiveMail(source: MailSource): Promise<ReceiveOutcome> {
+    const head = await mailHead(source, RECORDED_HEAD_BYTES);
+    const size = mailSize(source);
+    let mail: ReadMail | undefined;
+    try {
+      mail = await readStreamedMail(source, this.deps.reader, {
+        blobDir: this.deps.ctx.blobDir,
+        maxPlaintextBytes: Math.max(
+          size * 2,
+          this.deps.reader.maxPlaintextBytes ?? MAX_PLAINTEXT_BYTES,
+        ),
+      });
+      return await this.#process(head, mail, size);
+    } catch (err) {
+      if (err instanceof UnreadableMailError) {
+        return this.#reject(head, err.message, err.messageId, size);
+      }
+      if (err instanceof GatewayError) {
+        return this.#reject(head, err.message, mail?.messageId ?? "", size);
+      }
+      throw err;
+    } finally {
+      // Adopted into a blob when stored; otherwise (and once adopted: a no-op) removed.
+      if (mail !== undefined) await discardSpooled(mail.content);
+    }
+  }
+
+  async #process(raw: Uint8Array, mail: ReadMail, size?: number): Promise<ReceiveOutcome> {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }
@@ -169,6 +206,7 @@ export class Receiver {
         raw,
         "unencrypted mail (only SecureJoin requests may be)",
         mail.messageId,
+        size,
       );
     }
     if (mail.signer === undefined || mail.signerKey === undefined) {
@@ -177,7 +215,7 @@ export class Receiver {
       if (why?.reason === Unverified.MISSING_KEY || why?.reason === Unverified.INVALID) {
         throw new RetryableMailError(text, mail.messageId);
       }
-      return this.#reject(raw, text, mail.messageId);
+      return this.#reject(raw, text, mail.messageId, size);
     }
     if (mail.signer === this.deps.selfFingerprint) {
       return { kind: "ignored", reason: "our own mail" };
@@ -313,13 +351,19 @@ export class Receiver {
     const gossip = await this.#gossipPeers(mail);
     const prep = assignment.kind === "group" ? await prepareGroup(this.deps.ctx, mail) : {};
     const content = chatContent(mail);
-    const file = content.file &&
-      await writeBlob(
+    const file = content.file && (content.file.spooled === undefined
+      ? await writeBlob(
         this.deps.ctx.blobDir,
         content.file.bytes,
         content.file.name,
         content.file.mime,
-      );
+      )
+      : await adoptSpooled(
+        this.deps.ctx.blobDir,
+        content.file.spooled,
+        content.file.name,
+        content.file.mime,
+      ));
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     const prv = file && pdus.length > 0
       ? await this.deps.protectedFiles.prepare(pdus, senderOf(mail), file)
