@@ -5,7 +5,7 @@
  * detected; writer and reader hold one chunk (two for the reader's look-ahead), whatever the size.
  */
 import { timingSafeEqual } from "node:crypto";
-import { GC_HINT_CHUNKS, YoungGarbageHint } from "../prv/mod.ts";
+import { STREAM_GC_BYTES, YoungGarbageHint } from "../memory/young_gc.ts";
 import { BackupError, BackupFault } from "./errors.ts";
 import {
   type BackupHeader,
@@ -28,7 +28,7 @@ import {
  * 64 chunks (when the daemon runs with `--expose-gc`, as scripts/permissions.sh sets) keeps the
  * process's memory flat however large the backup (as for `.prv` streams).
  */
-const GC_HINT = new YoungGarbageHint(GC_HINT_CHUNKS);
+const GC_HINT = new YoungGarbageHint(STREAM_GC_BYTES);
 
 /** Bytes of the GCM tag after each chunk. */
 export const TAG_BYTES = 16;
@@ -122,7 +122,7 @@ export class SealedWriter {
     );
     this.#index++;
     await this.sink.write(new Uint8Array(sealed));
-    GC_HINT.note();
+    GC_HINT.note(sealed.byteLength);
   }
 }
 
@@ -207,7 +207,7 @@ export class SealedReader {
         );
       }
       yield plain;
-      GC_HINT.note();
+      GC_HINT.note(plain.byteLength);
       if (last) return;
       current = next!;
     }

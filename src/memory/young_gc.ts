@@ -1,29 +1,45 @@
 /**
- * A hint to V8 that buffers a long stream handed on are garbage: a minor collection (cheap: it
- * frees dead young ArrayBuffers, whose memory V8 otherwise only reclaims once ~64 MB of them
- * piled up) after every `everyBytes` passed on, when the runtime exposes `gc`
+ * Hints to V8 that the buffers a long stream handed on are garbage: a minor collection (cheap: it
+ * frees dead young ArrayBuffers, whose memory V8 otherwise reclaims late, once many MB of them
+ * piled up) after every so many units passed on, when the runtime exposes `gc`
  * (`--v8-flags=--expose-gc`, as the daemon runs: scripts/permissions.sh), else nothing.
  */
 
 type Gc = (options?: { type?: "minor" | "major" }) => void;
 
-/** Counts bytes that became garbage and runs a minor collection once per `everyBytes`. */
-export class YoungGcEvery {
-  #bytes = 0;
+/** Runs a minor GC if `gc` is exposed; returns whether it ran. */
+export function collectYoungGarbage(): boolean {
+  const gc = (globalThis as { gc?: Gc }).gc;
+  if (typeof gc !== "function") return false;
+  gc({ type: "minor" });
+  return true;
+}
 
-  constructor(readonly everyBytes: number) {}
+/**
+ * Counts units (bytes or chunks) that became garbage and runs collectYoungGarbage() once per
+ * `every` of them, whatever stream they came from: many short streams add up like one long one.
+ */
+export class YoungGarbageHint {
+  #count = 0;
 
-  /** `n` more bytes are garbage; returns whether a collection ran. */
-  note(n: number): boolean {
-    this.#bytes += n;
-    if (this.#bytes < this.everyBytes) return false;
-    this.#bytes = 0;
-    const gc = (globalThis as { gc?: Gc }).gc;
-    if (typeof gc !== "function") return false;
-    gc({ type: "minor" });
-    return true;
+  constructor(readonly every: number) {}
+
+  /** Notes `units` more garbage (default 1); runs the hint each time `every` add up. */
+  note(units = 1): void {
+    this.#count += units;
+    if (this.#count < this.every) return;
+    this.#count %= this.every;
+    collectYoungGarbage();
+  }
+
+  /** Starts counting afresh (tests). */
+  reset(): void {
+    this.#count = 0;
   }
 }
 
-/** The send side's hint: streaming a file through MIME, OpenPGP and armor (4 MiB). */
-export const SEND_STREAM_GC = new YoungGcEvery(4 * 1024 * 1024);
+/** Bytes between two hints on the send side and on the direct path (4 MiB). */
+export const STREAM_GC_BYTES = 4 * 1024 * 1024;
+
+/** The send side's hint: streaming a file through MIME, OpenPGP, armor and SMTP. */
+export const SEND_STREAM_GC = new YoungGarbageHint(STREAM_GC_BYTES);

@@ -23,27 +23,6 @@ async function withFakeGc(fn: (calls: unknown[]) => Promise<void>): Promise<void
   }
 }
 
-/** What collectYoungGarbage() returns in a fresh `deno eval` run with `flags`. */
-async function hintInChild(flags: string[]): Promise<string> {
-  const url = new URL("../../src/prv/gc_hint.ts", import.meta.url).href;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "eval",
-      ...flags,
-      `const { collectYoungGarbage } = await import(${JSON.stringify(url)}); ` +
-      "console.log(collectYoungGarbage());",
-    ],
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  return new TextDecoder().decode(out.stdout).trim();
-}
-
-Deno.test("collectYoungGarbage() runs a GC only when the runtime exposes gc", async () => {
-  assert.equal(await hintInChild([]), "false");
-  assert.equal(await hintInChild(["--v8-flags=--expose-gc"]), "true");
-});
-
 Deno.test("the daemon runs with gc exposed, however it is started (scripts/permissions.sh)", async () => {
   const flags = await daemonFlags("/d", "/f");
   assert.equal(flags.at(-1), "--v8-flags=--expose-gc");

@@ -5,7 +5,7 @@ import { type ConnSettings, dialCandidate } from "./dial.ts";
 import type { Link } from "./link.ts";
 import type { PeerDescription } from "./offer.ts";
 import type { OnceLog } from "./once_log.ts";
-import { youngGarbageHint } from "./gc_hint.ts";
+import { STREAM_GC_BYTES, YoungGarbageHint } from "../../memory/young_gc.ts";
 import { progressThrottle } from "./progress.ts";
 import { AsyncQueue } from "./queue.ts";
 import { deadline, pause, withinMs } from "./timeout.ts";
@@ -34,8 +34,8 @@ abstract class Session<Ready> {
   abstract readonly kind: "send" | "receive";
   protected readonly ready = new AsyncQueue<Ready>();
   protected wireBytes = 0;
-  /** Frees the chunks already handed on, young (see gc_hint.ts). */
-  protected readonly moved = youngGarbageHint();
+  /** Frees the chunks already handed on, young (src/memory/young_gc.ts). */
+  protected readonly garbage = new YoungGarbageHint(STREAM_GC_BYTES);
   #ended = false;
 
   constructor(
@@ -213,7 +213,7 @@ export class SendSession extends Session<{ link: Link; offset: number }> {
         await link.writer.write(chunk);
         pos += chunk.length;
         this.wireBytes += chunk.length;
-        this.moved(chunk.length);
+        this.garbage.note(chunk.length);
         report(pos);
       }
       const done = await link.reader.exact(1);
@@ -334,7 +334,7 @@ export class ReceiveSession extends Session<Link> {
         hash.update(chunk);
         count += chunk.length;
         this.wireBytes += chunk.length;
-        this.moved(chunk.length);
+        this.garbage.note(chunk.length);
         report(count);
       }
     } catch {
