@@ -27,6 +27,7 @@ import { OutgoingControls } from "../core/send/mod.ts";
 import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
+import { TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
@@ -67,6 +68,8 @@ export interface AccountCoreOptions {
    * and receipt batcher. Tests whose peers have no real keys pass a fake renderer.
    */
   readonly renderer?: OutgoingRenderer;
+  /** Timings and bounds of relay-part transfers (docs/transfer.md); tests shorten them. */
+  readonly transferOptions?: Partial<TransferOptions>;
 }
 
 /** One account's domain, built once; see the module doc. */
@@ -91,6 +94,8 @@ export interface AccountCore {
   readonly receipts: ReceiptBatcher;
   /** The reception pipeline (the IMAP drain's sink wraps it). */
   readonly receiver: Receiver;
+  /** Files above the relay's one-mail limit, sent and received as relay parts. */
+  readonly transfers: TransferManager;
   /** Sends a message of ours through `send` (`send_msg`); resolves with its id. */
   sendMessage(m: OutgoingMessage): Promise<number>;
   /**
@@ -134,18 +139,33 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
   const gate = () => requireLicense(SEND_PROTECTED, o.license);
+  const transfers = new TransferManager({
+    ctx,
+    selfAddr: self.addr,
+    sealer: composer,
+    options: o.transferOptions,
+  });
   const pipeline: SendSteps = {
     admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
-      const mail = await composer.renderChat(prv.draft, c, r);
+      // A file above the relay's one-mail limit to capable gateways: the chat mail announces
+      // it, relay parts carry it (a .prv's parts are its ciphertext).
+      const parts = await transfers.prepareOutgoing(prv.draft, r);
+      const mail = await composer.renderChat(parts?.draft ?? prv.draft, c, r);
       const fileId = prv.fileId;
       return {
         ...mail,
+        ...(parts === undefined ? {} : { record: parts.record }),
         ...(fileId === undefined ? {} : {
           announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
         }),
-        ...(prv.afterSend === undefined ? {} : { afterCommit: prv.afterSend }),
+        ...(prv.afterSend === undefined && parts === undefined ? {} : {
+          afterCommit: async () => {
+            await prv.afterSend?.();
+            if (parts !== undefined) void transfers.pump();
+          },
+        }),
       };
     },
   };
@@ -178,7 +198,9 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     secureJoin,
     protectedFiles,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
+    transfers,
   });
+  transfers.setShow((raw, file) => receiver.receiveAssembled(raw, file));
   const chats = new Chats(ctx);
   const states = new MessageStates(ctx);
   const groups = new Groups(ctx, send);
@@ -199,6 +221,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     send,
     receipts,
     receiver,
+    transfers,
     sendMessage: (m) => messages.createOutgoing(m, send),
     markSeen: (ids) => {
       ctx.tx.run(() => {

@@ -12,6 +12,10 @@ export const ConfigKey = {
   LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
   /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
   LICENSE_DEACTIVATED: "license_deactivated",
+  /** The relay's largest accepted mail in bytes (SMTP SIZE, RFC 1870); absent when unknown. */
+  MAX_MESSAGE_BYTES: "max_message_bytes",
+  /** Quiet time (ms) after which a receiver asks for missing relay parts (docs/transfer.md). */
+  TRANSFER_REQUEST_AFTER_MS: "transfer_request_after_ms",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 
@@ -30,6 +34,17 @@ export class ConfigStore {
     const value = this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)
       ?.value;
     this.#cache.set(key, value);
+    return value;
+  }
+
+  /**
+   * Reads `key` from the database, past the cache: for operator settings written into the
+   * database from outside while the daemon runs (docs/transfer.md#settings).
+   */
+  fresh(key: ConfigKey): string | undefined {
+    const value = this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)
+      ?.value;
+    this.#cache.delete(key);
     return value;
   }
 

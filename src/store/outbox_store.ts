@@ -150,6 +150,24 @@ export class OutboxStore {
     return this.db.run("DELETE FROM outbox WHERE msg_id = ?", msgId).changes;
   }
 
+  /** Number of queued mails whose Message-ID starts with `prefix` (a transfer's parts). */
+  countByMidPrefix(prefix: string): number {
+    return this.db.get<{ n: number }>(
+      "SELECT count(*) AS n FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?",
+      prefix.length,
+      prefix,
+    )?.n ?? 0;
+  }
+
+  /** Drops queued mails whose Message-ID starts with `prefix`; returns how many. */
+  removeByMidPrefix(prefix: string): number {
+    return this.db.run(
+      "DELETE FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?",
+      prefix.length,
+      prefix,
+    ).changes;
+  }
+
   /** Number of queued mails. */
   count(): number {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM outbox")?.n ?? 0;

@@ -66,7 +66,7 @@ interface PackageRule {
 const PACKAGES: Readonly<Record<string, PackageRule>> = {
   "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
   ...Object.fromEntries(
-    ["channels", "chats", "contacts", "groups", "receive", "send"].map((sub) => [
+    ["channels", "chats", "contacts", "groups", "receive", "send", "transfer"].map((sub) => [
       `core/${sub}/`,
       { entry: `core/${sub}/mod.ts`, mayImportUpTo: 2, within: "core/" },
     ]),

@@ -297,6 +297,7 @@ export class Messages {
       if (mail !== undefined) {
         this.ctx.store.outbox.enqueue({ msgId, ...mail });
         this.ctx.tx.mailQueued();
+        mail.record?.(msgId);
       }
       for (const e of mail?.announce?.(msgId) ?? []) emit(e);
       if (d.group !== undefined) {

@@ -117,6 +117,7 @@ export class JoinWait {
         }
         this.ctx.store.outbox.enqueue({ msgId: m.id, ...mail });
         this.ctx.tx.mailQueued();
+        mail.record?.(m.id);
         emit({ kind: "MsgsChanged", chatId, msgId: m.id });
         for (const e of mail.announce?.(m.id) ?? []) emit(e);
         return true;

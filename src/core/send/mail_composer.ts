@@ -15,7 +15,7 @@ import {
   renderSecureJoinRequest,
   renderSecureJoinStep,
 } from "../../mime/factory.ts";
-import { Header, type SecureJoinStep } from "../../protocol.ts";
+import { Capability, Header, type SecureJoinStep } from "../../protocol.ts";
 import { newToken } from "../../crypto/random.ts";
 import type { ChatRecord, ContactRecord } from "../../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "../chats/control.ts";
@@ -25,6 +25,12 @@ import { groupHeaders } from "../groups/mail.ts";
 import type { SelfIdentity } from "../contacts/identity.ts";
 import type { OutgoingDraft, RenderedMail } from "../chats/messages.ts";
 import type { PeerKeyCache } from "../contacts/peer_keys.ts";
+
+/**
+ * What this gateway can receive, inside the encrypted part of every mail it signs (Delta Chat
+ * ignores it; docs/transfer.md#capability).
+ */
+const CAPABILITIES: [string, string] = [Header.EDGE_CAPABILITIES, Capability.LARGE_FILES];
 
 /** A recipient with the key its mail is encrypted to. */
 export interface KeyedRecipient {
@@ -154,7 +160,11 @@ export class MailComposer {
         [Header.REFERENCES, `<${draft.inReplyTo}>`],
       );
     }
-    extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
+    extra.push(
+      ...timerHeader(chat.ephemeralTimer),
+      CAPABILITIES,
+      ...(draft.extraHeaders ?? []),
+    );
     const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
@@ -206,7 +216,7 @@ export class MailComposer {
       date: new Date(),
       subject: `Message from ${this.self.name || this.self.addr}`,
       autocryptKey: this.self.publicKey,
-      extra: [...extra, ...timerHeader(ephemeralTimer)],
+      extra: [...extra, ...timerHeader(ephemeralTimer), CAPABILITIES],
       text,
     });
     return await this.seal(inner, to, messageId);
@@ -241,9 +251,7 @@ export class MailComposer {
       date: new Date(),
       subject: "Receipt Notification",
       autocryptKey: this.self.publicKey,
-      ...(pdus.length === 0
-        ? {}
-        : { extra: pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]) }),
+      extra: [CAPABILITIES, ...pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p])],
       originalMessageIds: originalMessageIds.map((id) => `<${id}>`),
       disposition,
     });
@@ -269,7 +277,7 @@ export class MailComposer {
       autocryptKey: this.self.publicKey,
       gossip: [{ addr: to.addr, keydata: to.publicKey }],
       step,
-      headers,
+      headers: [...headers, CAPABILITIES],
     });
     return await this.seal(inner, [to], messageId);
   }

@@ -48,6 +48,11 @@ export interface RenderedMail {
   readonly subject?: string;
   /** Events published with the commit that stores message `msgId` with this mail. */
   readonly announce?: (msgId: number) => readonly GatewayEvent[];
+  /**
+   * Store work in the transaction that stores message `msgId` with this mail (a file sent as
+   * relay parts records its transfer here, so a crash cannot leave one without the other).
+   */
+  readonly record?: (msgId: number) => void;
   /** Work after that commit (mails of their own, such as separate protected-file PDUs). */
   readonly afterCommit?: () => Promise<void>;
 }

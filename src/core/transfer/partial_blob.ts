@@ -1,0 +1,74 @@
+/**
+ * The receiver's partial blob: a file in the blob directory written part by part at each part's
+ * offset and synced before the part is recorded, so a crash leaves either a recorded part on disk
+ * or an unrecorded one that arrives (or is asked for) again. Also the free-space check and the
+ * SHA-256 of a file read in bounded chunks.
+ */
+import { createHash } from "node:crypto";
+import { statfsSync } from "node:fs";
+
+/** File names of partial blobs start with this (never a blob name: blob names are hex). */
+export const PARTIAL_PREFIX = ".transfer-";
+
+/** The partial blob's file name of transfer `id` from the key `fingerprint`. */
+export function partialName(id: string, fingerprint: string): string {
+  return `${PARTIAL_PREFIX}${id}-${fingerprint.slice(0, 16).toLowerCase()}.part`;
+}
+
+/** Absolute path of a partial blob. */
+export function partialPath(blobDir: string, name: string): string {
+  if (!name.startsWith(PARTIAL_PREFIX) || name.includes("/")) {
+    throw new Error(`"${name}" is not a partial blob name`);
+  }
+  return `${blobDir.replace(/\/+$/, "")}/${name}`;
+}
+
+/** Writes `data` at `offset` of the file at `path` (created if missing) and syncs it. */
+export async function writeAt(path: string, offset: number, data: Uint8Array): Promise<void> {
+  using f = await Deno.open(path, { write: true, create: true });
+  await f.seek(offset, Deno.SeekMode.Start);
+  for (let off = 0; off < data.byteLength;) off += await f.write(data.subarray(off));
+  await f.syncData();
+}
+
+/** Reads `length` bytes at `offset` (fewer at the end of the file). */
+export async function readAt(path: string, offset: number, length: number): Promise<Uint8Array> {
+  using f = await Deno.open(path, { read: true });
+  await f.seek(offset, Deno.SeekMode.Start);
+  const buf = new Uint8Array(length);
+  let got = 0;
+  while (got < length) {
+    const n = await f.read(buf.subarray(got));
+    if (n === null) break;
+    got += n;
+  }
+  return got === length ? buf : buf.subarray(0, got);
+}
+
+/** SHA-256 (lower-case hex) of bytes. */
+export function sha256Hex(data: Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** SHA-256 (lower-case hex) of a file, read 1 MiB at a time. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  using f = await Deno.open(path, { read: true });
+  const buf = new Uint8Array(1024 * 1024);
+  for (;;) {
+    const n = await f.read(buf);
+    if (n === null) break;
+    hash.update(buf.subarray(0, n));
+  }
+  return hash.digest("hex");
+}
+
+/** Bytes free for this process on the file system of `dir`, or undefined when unknown. */
+export function freeBytes(dir: string): number | undefined {
+  try {
+    const s = statfsSync(dir);
+    return Number(s.bavail) * Number(s.bsize);
+  } catch {
+    return undefined;
+  }
+}
