@@ -11,7 +11,9 @@ import { DatabaseSync } from "node:sqlite";
 import { DataDirLayout } from "../../src/constants.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import type { GatewayPeer, ReceivedEvent } from "../_helpers/gateway_peer.ts";
-import { twoGatewaysTest } from "../_helpers/two_gateways.ts";
+import { testLicense } from "../_helpers/licensed.ts";
+import { NO_RELAY } from "../_helpers/relay.ts";
+import { TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 /** The relay limit the gateways are told (config key `max_message_bytes`). */
 const LIMIT = 256 * 1024;
@@ -108,6 +110,98 @@ twoGatewaysTest({
     const state = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
     assert.deepEqual([state.state, state.direction, state.total], ["done", "out", SIZE]);
     // Exactly once: no second message, whatever else arrived.
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
+  },
+});
+
+/** Every message of `chatId` on `peer` with a file. */
+async function fileMessages(peer: GatewayPeer, chatId: number): Promise<Msg[]> {
+  const ids = await peer.call<number[]>("get_message_ids", 1, chatId, false, false);
+  const all = await peer.call<Record<string, Msg>>("get_messages", 1, ids);
+  return Object.values(all).filter((m) => m.file !== null && m.file !== "");
+}
+
+/** Sends `SIZE` bytes A → B, kills `victim` at B's first progress, restarts it: one message. */
+async function killMidTransfer(gws: TwoGateways, victim: "a" | "b"): Promise<void> {
+  const pair = await joinBySecureJoin(gws.a, gws.b);
+  await setConfig(gws.a, { max_message_bytes: String(LIMIT) });
+  await setConfig(gws.b, { max_message_bytes: String(LIMIT) });
+  const { path, bytes } = await fileIn(gws.a, "crash.bin", SIZE);
+  const fromB = gws.b.events.length;
+  await gws.a.call<number>("send_msg", 1, pair.inviterChat, { file: path });
+  await gws.b.waitForEvent((e) => e.event.type === "TransferProgress", 120_000, fromB);
+  const peer = gws[victim];
+  await peer.daemon.stop("SIGKILL");
+  await peer.stop(); // the daemon is gone; this only ends the SSE reader and the temp dir
+  await gws.restart(victim);
+  const b = gws.b;
+  const got = await b.poll(
+    () => fileMessages(b, pair.joinerChat),
+    (ms) => ms.length > 0,
+    180_000,
+  );
+  assert.equal(got.length, 1);
+  assert.equal(sha256(await Deno.readFile(got[0].file!)), sha256(bytes));
+  await new Promise((r) => setTimeout(r, 3_000));
+  assert.equal((await fileMessages(b, pair.joinerChat)).length, 1, "no duplicate");
+}
+
+twoGatewaysTest({
+  name: "SIGKILL of the receiving gateway mid-transfer: completes after restart, once",
+  gateways: ["A", { name: "B", keepData: true }],
+  fn: (gws) => killMidTransfer(gws, "b"),
+});
+
+twoGatewaysTest({
+  name: "SIGKILL of the sending gateway mid-transfer: completes after restart, once",
+  gateways: [{ name: "A", keepData: true }, "B"],
+  fn: (gws) => killMidTransfer(gws, "a"),
+});
+
+Deno.test({
+  name: "a multi-part .prv reaches the peer gateway as ciphertext parts, once, identical",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using license = await testLicense();
+    await using gws = await TwoGateways.start(
+      { name: "A", env: license.env },
+      { name: "B", env: license.env },
+    );
+    const { a, b } = gws;
+    const pair = await joinBySecureJoin(a, b);
+    await setConfig(a, { max_message_bytes: String(LIMIT) });
+    await setConfig(b, { max_message_bytes: String(LIMIT) });
+    const { path } = await fileIn(a, "plan.bin", SIZE);
+    const r = await a.call<Record<string, unknown>>(
+      "secure_send_file",
+      1,
+      pair.inviterChat,
+      pair.joinerOnInviter,
+      path,
+      false,
+      false,
+      0,
+    );
+    const prv = await Deno.readFile(r.encrypted_path as string);
+    const fromB = b.events.length;
+    const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
+      file: r.encrypted_path,
+      viewtype: "File",
+      text: "the plan",
+    });
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 180_000, fromB);
+    const id = inc.event.msg_id as number;
+    const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
+    assert.equal(m.text, "the plan");
+    assert.match(m.file!, /\.prv$/);
+    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(prv));
+    const status = await b.call<Record<string, unknown>>("secure_get_file_status", 1, id);
+    assert.deepEqual([status.state, status.role], ["active", "recipient"]);
+    const t = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
+    assert.equal(t.direction, "out");
     await new Promise((r) => setTimeout(r, 2_000));
     assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
   },
