@@ -10,7 +10,9 @@ import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import { DataDirLayout } from "../../src/constants.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
-import type { GatewayPeer, ReceivedEvent } from "../_helpers/gateway_peer.ts";
+import { GatewayPeer, type ReceivedEvent } from "../_helpers/gateway_peer.ts";
+import { readStoredAccount } from "../_helpers/gateway_store.ts";
+import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 import { testLicense } from "../_helpers/licensed.ts";
 import { NO_RELAY } from "../_helpers/relay.ts";
 import { TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
@@ -204,5 +206,96 @@ Deno.test({
     assert.equal(t.direction, "out");
     await new Promise((r) => setTimeout(r, 2_000));
     assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
+  },
+});
+
+twoGatewaysTest({
+  name: "a part deleted from the receiver's INBOX before it is fetched is asked for again",
+  gateways: ["A", { name: "B", keepData: true }],
+  async fn(gws) {
+    const pair = await joinBySecureJoin(gws.a, gws.b);
+    await setConfig(gws.a, { max_message_bytes: String(LIMIT) });
+    const bData = await dataDirOf(gws.b);
+    // B asks for missing parts after 2 s without progress (docs/transfer.md#settings).
+    await setConfig(gws.b, { max_message_bytes: String(LIMIT), transfer_request_after_ms: "2000" });
+    const account = readStoredAccount(bData);
+    await gws.b.stop();
+    const { path, bytes } = await fileIn(gws.a, "lost.bin", SIZE);
+    const fromA = gws.a.events.length;
+    const sent = await gws.a.call<number>("send_msg", 1, pair.inviterChat, { file: path });
+    // Every part handed to the relay (progress out at 100 %).
+    await gws.a.waitForEvent(
+      (e) =>
+        e.event.type === "TransferProgress" && e.event.msg_id === sent &&
+        e.event.bytes === e.event.total,
+      120_000,
+      fromA,
+    );
+    const imap = await openMailbox(gws.relay, account);
+    try {
+      const lock = await imap.getMailboxLock("INBOX");
+      try {
+        const uids: number[] = [];
+        for await (const m of imap.fetch("1:*", { envelope: true, uid: true })) {
+          if (/^<t-[0-9a-f]{32}-1-/.test(m.envelope?.messageId ?? "")) uids.push(m.uid);
+        }
+        assert.equal(uids.length, 1, "part 1 is in B's INBOX");
+        await imap.messageDelete(uids.join(","), { uid: true });
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await closeMailbox(imap);
+    }
+    const b = await gws.restart("b");
+    const got = await b.poll(
+      () => fileMessages(b, pair.joinerChat),
+      (ms) => ms.length > 0,
+      120_000,
+    );
+    assert.equal(got.length, 1);
+    assert.equal(sha256(await Deno.readFile(got[0].file!)), sha256(bytes));
+    const t = await gws.a.poll(
+      () => gws.a.call<Record<string, unknown>>("get_transfer", 1, sent),
+      (v) => v.state === "done",
+    );
+    assert.equal(t.state, "done");
+  },
+});
+
+twoGatewaysTest({
+  name: "a group of three gateways: both members get the multi-part file once",
+  async fn(gws) {
+    const { a, b } = gws;
+    await using c = await GatewayPeer.start("C", gws.relay);
+    const ab = await joinBySecureJoin(a, b);
+    const ac = await joinBySecureJoin(a, c);
+    for (const p of [a, b, c]) await setConfig(p, { max_message_bytes: String(LIMIT) });
+    const group = await a.call<number>("create_group_chat", 1, "Clips", false);
+    await a.call("add_contact_to_chat", 1, group, ab.joinerOnInviter);
+    await a.call("add_contact_to_chat", 1, group, ac.joinerOnInviter);
+    const { path, bytes } = await fileIn(a, "group.bin", SIZE);
+    const fromA = a.events.length;
+    const sent = await a.call<number>("send_msg", 1, group, { file: path, text: "for all" });
+    for (const p of [b, c]) {
+      const inc = await p.poll(
+        async () => {
+          const chats = await p.call<number[]>("get_chatlist_entries", 1, null, null, null);
+          const found: Msg[] = [];
+          for (const id of chats) found.push(...await fileMessages(p, id));
+          return found;
+        },
+        (ms) => ms.length > 0,
+        180_000,
+      );
+      assert.equal(inc.length, 1, `${p.name}: one message with the file`);
+      assert.equal(inc[0].text, "for all");
+      assert.equal(sha256(await Deno.readFile(inc[0].file!)), sha256(bytes));
+    }
+    await a.waitForEvent(
+      (e) => e.event.type === "TransferDone" && e.event.msg_id === sent,
+      60_000,
+      fromA,
+    );
   },
 });
