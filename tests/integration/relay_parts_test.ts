@@ -9,9 +9,24 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import { DataDirLayout } from "../../src/constants.ts";
+import {
+  formatAnnounce,
+  formatPart,
+  renderTransferMail,
+  type TransferAnnounce,
+  type TransferPart,
+} from "../../src/core/transfer/mod.ts";
+import { encryptAndSign, readPrivateKey, readPublicKey } from "../../src/crypto/pgp.ts";
+import { renderEncryptedEnvelope } from "../../src/mime/encrypted_envelope.ts";
+import { renderChatMessage } from "../../src/mime/factory.ts";
+import { Header } from "../../src/protocol.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { GatewayPeer, type ReceivedEvent } from "../_helpers/gateway_peer.ts";
-import { readStoredAccount } from "../_helpers/gateway_store.ts";
+import {
+  readReceiveErrors,
+  readStoredAccount,
+  type StoredAccount,
+} from "../_helpers/gateway_store.ts";
 import { closeMailbox, openMailbox } from "../_helpers/relay_mailbox.ts";
 import { testLicense } from "../_helpers/licensed.ts";
 import { NO_RELAY } from "../_helpers/relay.ts";
@@ -297,5 +312,157 @@ twoGatewaysTest({
       60_000,
       fromA,
     );
+  },
+});
+
+/** Mails signed by A's real key, put straight into B's INBOX (a hostile or broken sender). */
+class AsA {
+  readonly #a: StoredAccount;
+  readonly #b: StoredAccount;
+  constructor(aData: string, bData: string, private readonly relay: TwoGateways["relay"]) {
+    this.#a = readStoredAccount(aData);
+    this.#b = readStoredAccount(bData);
+  }
+
+  /** The chat message announcing a transfer. */
+  announce(a: TransferAnnounce): Promise<void> {
+    const id = `<${crypto.randomUUID()}@${this.#a.addr.split("@")[1]}>`;
+    return this.#put(
+      renderChatMessage({
+        from: { addr: this.#a.addr, name: "A" },
+        to: [{ addr: this.#b.addr }],
+        messageId: id,
+        date: new Date(),
+        subject: "Message from A",
+        autocryptKey: this.#a.publicKey,
+        extra: [[Header.EDGE_TRANSFER, formatAnnounce(a)]],
+        text: `file ${a.name}`,
+      }),
+      id,
+    );
+  }
+
+  /** A part whose header says `p` and whose body is `body`. */
+  part(p: TransferPart, body: Uint8Array): Promise<void> {
+    const id = `${crypto.randomUUID()}@${this.#a.addr.split("@")[1]}`;
+    return this.#put(
+      renderTransferMail({
+        from: this.#a.addr,
+        to: [this.#b.addr],
+        messageId: id,
+        date: new Date(),
+        header: [Header.EDGE_TRANSFER_PART, formatPart(p)],
+        body,
+      }),
+      `<${id}>`,
+    );
+  }
+
+  async #put(inner: Uint8Array, messageId: string): Promise<void> {
+    const raw = renderEncryptedEnvelope({
+      from: this.#a.addr,
+      messageId,
+      date: new Date(),
+      boundary: crypto.randomUUID(),
+      ciphertext: await encryptAndSign({
+        plaintext: inner,
+        recipients: [await readPublicKey(this.#b.publicKey)],
+        signingKey: await readPrivateKey(this.#a.privateKey),
+      }),
+    });
+    const imap = await openMailbox(this.relay, this.#b);
+    try {
+      await imap.append("INBOX", raw);
+    } finally {
+      await closeMailbox(imap);
+    }
+  }
+}
+
+/** A small transfer of `bytes` in 16 KiB parts. */
+function smallTransfer(bytes: Uint8Array, sha = sha256(bytes)): TransferAnnounce {
+  const partSize = 16 * 1024;
+  return {
+    id: Array.from(
+      crypto.getRandomValues(new Uint8Array(16)),
+      (x) => x.toString(16).padStart(2, "0"),
+    )
+      .join(""),
+    size: bytes.length,
+    sha256: sha,
+    partSize,
+    parts: Math.ceil(bytes.length / partSize),
+    name: "small.bin",
+    mime: "application/octet-stream",
+  };
+}
+
+/** Part `i` of `t` with its true header. */
+function partOf(t: TransferAnnounce, bytes: Uint8Array, i: number): [TransferPart, Uint8Array] {
+  const body = bytes.slice(i * t.partSize, (i + 1) * t.partSize);
+  return [
+    { id: t.id, index: i, offset: i * t.partSize, length: body.length, sha256: sha256(body) },
+    body,
+  ];
+}
+
+twoGatewaysTest({
+  name: "hostile: a 1 TB claim is refused; a wrong part hash is refused; a wrong file hash fails",
+  async fn(gws) {
+    const { a, b } = gws;
+    const pair = await joinBySecureJoin(a, b);
+    const bData = await dataDirOf(b);
+    const evil = new AsA(await dataDirOf(a), bData, gws.relay);
+
+    // A transfer claiming 1 TB: refused before any part is written (event, log, sender told).
+    let from = b.events.length;
+    const tb = 2 ** 40;
+    await evil.announce({
+      ...smallTransfer(new Uint8Array(1)),
+      size: tb,
+      partSize: 1 << 20,
+      parts: tb / (1 << 20),
+    });
+    const refused = await b.waitForEvent((e) => e.event.type === "TransferFailed", 60_000, from);
+    assert.deepEqual([refused.event.reason, refused.event.total, refused.event.direction], [
+      "too_large",
+      tb,
+      "in",
+    ]);
+
+    // A part whose bytes do not match its hash: recorded as a receive error, never written;
+    // the true parts then complete the file.
+    const bytes = crypto.getRandomValues(new Uint8Array(40_000));
+    const t = smallTransfer(bytes);
+    from = b.events.length;
+    await evil.announce(t);
+    const [p0, body0] = partOf(t, bytes, 0);
+    const forged = body0.slice();
+    forged[0] ^= 0xff;
+    await evil.part(p0, forged);
+    await b.poll(
+      () => Promise.resolve(readReceiveErrors(bData)),
+      (errs) => errs.some((e) => /part 0 has a wrong hash/.test(e.reason)),
+    );
+    for (let i = 0; i < t.parts; i++) await evil.part(...partOf(t, bytes, i));
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 60_000, from);
+    const id = inc.event.msg_id as number;
+    const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
+    assert.equal(m.chatId, pair.joinerChat);
+    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(bytes));
+
+    // Parts true to themselves but not to the announced file hash: failed, never shown.
+    const other = crypto.getRandomValues(new Uint8Array(20_000));
+    const bad = smallTransfer(other, "0".repeat(64));
+    from = b.events.length;
+    await evil.announce(bad);
+    for (let i = 0; i < bad.parts; i++) await evil.part(...partOf(bad, other, i));
+    const failed = await b.waitForEvent(
+      (e) => e.event.type === "TransferFailed" && e.event.transfer_id === bad.id,
+      60_000,
+      from,
+    );
+    assert.equal(failed.event.reason, "hash_mismatch");
+    assert.equal(ofType(b, "IncomingMsg", from).length, 0);
   },
 });
