@@ -1,0 +1,24 @@
+/**
+ * Whether the owner's file reached a recipient at all: a message whose send failed, or a file
+ * still travelling (or refused) as relay parts, is not `active` for that recipient in the owner's
+ * `secure_get_file_status` (docs/transfer.md).
+ */
+import { MessageState } from "../constants.ts";
+import type { CoreContext } from "../core/context.ts";
+import { FileAccessState } from "./access_state.ts";
+
+/** `in_transfer` or `undelivered` for recipient `contactId` of message `msgId`, else undefined. */
+export function deliveryState(
+  ctx: CoreContext,
+  msgId: number,
+  contactId: number,
+): FileAccessState | undefined {
+  if (ctx.store.msgs.get(msgId)?.state === MessageState.FAILED) {
+    return FileAccessState.UNDELIVERED;
+  }
+  const t = ctx.store.transfers.byMessage(msgId);
+  if (t === undefined || t.direction !== "out" || t.state === "done") return undefined;
+  if (t.state !== "active") return FileAccessState.UNDELIVERED;
+  const addr = ctx.store.contacts.get(contactId)?.addr;
+  return addr !== undefined && t.pending.includes(addr) ? FileAccessState.IN_TRANSFER : undefined;
+}
