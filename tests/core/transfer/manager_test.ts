@@ -1,0 +1,174 @@
+/**
+ * The transfer manager between two real in-memory accounts (real keys, real pipeline, mails
+ * handed over by the test, an injected clock): parts, a part lost and asked for again after the
+ * quiet time (not before), one message only, confirmation, cancel, and the capability rule.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { ConfigKey } from "../../../src/store/mod.ts";
+import { Header } from "../../../src/protocol.ts";
+import { DEFAULT_TRANSFER_OPTIONS } from "../../../src/core/transfer/mod.ts";
+import { deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
+import { attach } from "../_messaging.ts";
+import { makeTempDir } from "../../_helpers/temp.ts";
+
+const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+
+interface Setup {
+  a: TestAccount;
+  b: TestAccount;
+  chatId: number;
+  clock: { now: number };
+  bytes: Uint8Array;
+  path: string;
+}
+
+async function setup(dir: string, capable = true): Promise<Setup> {
+  const clock = { now: Date.UTC(2026, 0, 2) };
+  const a = await testAccount("a@x.test", "A", `${dir}/a`, 0, () => clock.now);
+  const b = await testAccount("b@x.test", "B", `${dir}/b`, 0, () => clock.now);
+  const { bOnA } = introduce(a, b);
+  if (capable) a.store.contacts.setLargeFiles(b.self.fingerprint, true);
+  a.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(64 * 1024));
+  const bytes = new Uint8Array(100_000);
+  for (let i = 0; i < bytes.length; i += 50_000) {
+    crypto.getRandomValues(bytes.subarray(i, i + 50_000));
+  }
+  await Deno.mkdir(`${dir}/files`, { recursive: true });
+  const path = `${dir}/files/big.bin`;
+  await Deno.writeFile(path, bytes);
+  return { a, b, chatId: a.chats.getOrCreate1to1(bOnA).chatId, clock, bytes, path };
+}
+
+async function send(s: Setup): Promise<number> {
+  await using file = await attach(s.path);
+  return await s.a.sendMessage({ chatId: s.chatId, text: "big", file: { source: file } });
+}
+
+/** Pumps and hands mails both ways until nothing moves (`drop` filters A's mails first). */
+async function exchange(s: Setup, drop: (raw: string) => boolean = () => false): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    await s.a.transfers.pump();
+    for (const row of s.a.store.outbox.due(Number.MAX_SAFE_INTEGER)) {
+      if (drop(row.rfc724Mid)) s.a.store.outbox.remove(row.id);
+    }
+    const moved = (await deliver(s.a, s.b)).length + (await deliver(s.b, s.a)).length;
+    if (moved === 0 && s.a.store.outbox.count() === 0) return;
+  }
+}
+
+function kinds(acc: TestAccount, kind: string) {
+  return acc.sink.events.filter((e) => e.kind === kind);
+}
+
+Deno.test("a file above the limit goes as parts; the message shows once with the same bytes", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const msgId = await send(s);
+  const t = s.a.store.transfers.byMessage(msgId)!;
+  assert.equal(t.direction, "out");
+  assert.equal(t.parts, Math.ceil(100_000 / t.partSize));
+  assert.ok(t.parts > 2);
+  // The announcing mail carries no file: it is much smaller than the file.
+  const announce = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER)[0];
+  assert.ok(announce.raw.length < 40_000, `announce is ${announce.raw.length} bytes`);
+  await exchange(s);
+  const incoming = kinds(s.b, "IncomingMsg");
+  assert.equal(incoming.length, 1);
+  const m = s.b.store.msgs.get((incoming[0] as { msgId: number }).msgId)!;
+  assert.equal(m.text, "big");
+  assert.equal(m.fileBytes, 100_000);
+  assert.equal(sha(await Deno.readFile(`${tmp.path}/b/${m.file}`)), sha(s.bytes));
+  assert.equal(s.a.store.transfers.byMessage(msgId)!.state, "done");
+  assert.equal(kinds(s.a, "TransferDone").length, 1);
+  const inDone = kinds(s.b, "TransferDone");
+  assert.equal(inDone.length, 1);
+  assert.deepEqual(s.a.transfers.view(msgId)?.pending, []);
+});
+
+Deno.test("a lost part is asked for after the quiet time, not before, and the file completes", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const msgId = await send(s);
+  const id = s.a.store.transfers.byMessage(msgId)!.id;
+  let dropped = 0;
+  await exchange(s, (mid) => mid.startsWith(`t-${id}-1-`) && dropped++ === 0);
+  assert.equal(dropped, 1);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 0, "nothing shown with a part missing");
+  // Before the quiet time: no request.
+  s.clock.now += DEFAULT_TRANSFER_OPTIONS.requestAfterMs - 1_000;
+  await s.b.transfers.sweep();
+  assert.equal(s.b.store.outbox.count(), 0);
+  // After it: one request naming the missing part, answered to B alone.
+  s.clock.now += 2_000;
+  await s.b.transfers.sweep();
+  assert.equal(s.b.store.outbox.count(), 1);
+  await exchange(s);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+  assert.equal(s.a.store.transfers.byMessage(msgId)!.state, "done");
+});
+
+Deno.test("parts handed over twice change nothing; progress is throttled and ends at 100 %", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  await send(s);
+  await s.a.transfers.pump();
+  const rows = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER);
+  for (const r of rows) {
+    await s.b.receiver.receive(r.raw);
+    assert.equal((await s.b.receiver.receive(r.raw)).kind, "transfer");
+  }
+  await exchange(s);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+  // The clock stood still: only the first report and the last got through.
+  const progress = kinds(s.b, "TransferProgress") as { bytes: number; total: number }[];
+  assert.deepEqual(progress.map((p) => p.bytes === p.total), [false, true]);
+});
+
+Deno.test("cancel_transfer drops queued parts, fails the message and ends the receiver's side", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const msgId = await send(s);
+  await s.a.transfers.pump();
+  // The announcement and the first part reach B; the other parts do not.
+  const [announce, first] = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER);
+  for (const row of [announce, first]) {
+    assert.equal((await s.b.receiver.receive(row.raw)).kind, "transfer");
+    s.a.store.outbox.remove(row.id);
+  }
+  const partial = () =>
+    [...Deno.readDirSync(`${tmp.path}/b`)].filter((e) => e.name.endsWith(".part")).length;
+  assert.equal(partial(), 1);
+  assert.equal(await s.a.transfers.cancel(msgId), true);
+  assert.equal(await s.a.transfers.cancel(msgId), false);
+  assert.equal(s.a.store.msgs.get(msgId)!.state, 24);
+  const failed = kinds(s.a, "TransferFailed") as { reason: string }[];
+  assert.deepEqual(failed.map((f) => f.reason), ["cancelled"]);
+  await exchange(s);
+  const bFailed = kinds(s.b, "TransferFailed") as { reason: string }[];
+  assert.deepEqual(bFailed.map((f) => f.reason), ["cancelled_by_sender"]);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 0);
+  assert.equal(partial(), 0, "the partial blob is removed");
+});
+
+Deno.test("a peer without the capability gets the file in the chat mail itself", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path, false);
+  const msgId = await send(s);
+  assert.equal(s.a.store.transfers.byMessage(msgId), undefined);
+  const [mail] = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER);
+  assert.ok(mail.raw.length > 180_000, "the whole file in one mail");
+  await exchange(s);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+});
+
+Deno.test("every signed mail announces the capability and the receiver records it", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path, false);
+  const aOnB = s.b.store.contacts.byFingerprint(s.a.self.fingerprint)!;
+  assert.equal(s.b.store.contacts.hasLargeFiles(aOnB.id), false);
+  await s.a.sendMessage({ chatId: s.chatId, text: "hi" });
+  await exchange(s);
+  assert.equal(s.b.store.contacts.hasLargeFiles(aOnB.id), true);
+  assert.equal(Header.EDGE_CAPABILITIES, "Edge-Capabilities");
+});
