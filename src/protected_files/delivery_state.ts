@@ -13,12 +13,13 @@ export function deliveryState(
   msgId: number,
   contactId: number,
 ): FileAccessState | undefined {
-  if (ctx.store.msgs.get(msgId)?.state === MessageState.FAILED) {
-    return FileAccessState.UNDELIVERED;
-  }
   const t = ctx.store.transfers.byMessage(msgId);
-  if (t === undefined || t.direction !== "out" || t.state === "done") return undefined;
-  if (t.state !== "active") return FileAccessState.UNDELIVERED;
+  if (t === undefined || t.direction !== "out") {
+    const failed = ctx.store.msgs.get(msgId)?.state === MessageState.FAILED;
+    return failed ? FileAccessState.UNDELIVERED : undefined;
+  }
+  // A recipient that confirmed has the file, whatever happened to the others.
   const addr = ctx.store.contacts.get(contactId)?.addr;
-  return addr !== undefined && t.pending.includes(addr) ? FileAccessState.IN_TRANSFER : undefined;
+  if (t.state === "done" || addr === undefined || !t.pending.includes(addr)) return undefined;
+  return t.state === "active" ? FileAccessState.IN_TRANSFER : FileAccessState.UNDELIVERED;
 }

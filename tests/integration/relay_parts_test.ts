@@ -209,10 +209,15 @@ Deno.test({
       viewtype: "File",
       text: "the plan",
     });
+    // While the parts travel, the owner does not call B `active`.
+    const owner = () =>
+      a.call<{ recipients: { state: string }[] }>("secure_get_file_status", 1, sent);
+    assert.deepEqual((await owner()).recipients.map((r) => r.state), ["in_transfer"]);
     const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 180_000, fromB);
     const id = inc.event.msg_id as number;
     const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
     assert.equal(m.text, "the plan");
+    await a.poll(owner, (st) => st.recipients[0]?.state === "active");
     assert.match(m.file!, /\.prv$/);
     assert.equal(sha256(await Deno.readFile(m.file!)), sha256(prv));
     const status = await b.call<Record<string, unknown>>("secure_get_file_status", 1, id);

@@ -132,3 +132,24 @@ Deno.test("migration 9 brings contacts 'seen' in the future back to the present"
     }
   });
 });
+
+Deno.test("migration 15 keeps contacts (capability off) and adds the transfers table", async () => {
+  await withTempDir((dir) => {
+    const path = `${dir}/gateway.db`;
+    const db = new DatabaseSync(path);
+    for (const m of MIGRATIONS.slice(0, 14)) db.exec(m);
+    db.exec("PRAGMA user_version = 14");
+    db.prepare("INSERT INTO contacts (addr, fingerprint) VALUES ('a@x', ?)").run("F".repeat(40));
+    db.close();
+    const store = Store.open(path);
+    try {
+      assert.equal(store.contacts.get(10)?.addr, "a@x");
+      assert.equal(store.contacts.hasLargeFiles(10), false);
+      store.contacts.setLargeFiles("F".repeat(40), true);
+      assert.equal(store.contacts.hasLargeFiles(10), true);
+      assert.deepEqual(store.transfers.active("out"), []);
+    } finally {
+      store.close();
+    }
+  });
+});
