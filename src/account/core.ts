@@ -69,7 +69,7 @@ export interface AccountCoreOptions {
    */
   readonly renderer?: OutgoingRenderer;
   /** Timings and bounds of relay-part transfers (docs/transfer.md); tests shorten them. */
-  readonly transferOptions?: Partial<TransferOptions>;
+  readonly transferOptions?: Partial<TransferOptions> | undefined;
 }
 
 /** One account's domain, built once; see the module doc. */

@@ -55,7 +55,7 @@ export type GatewayEvent =
     requesterContactId: number;
   }
   // Files sent or received as relay parts or directly (docs/transfer.md); msgId is null for an
-  // incoming file before its message is shown.
+  // incoming file before its message is shown (chatId then 0 unless its chat exists already).
   | ({ kind: "TransferProgress" } & TransferFields)
   | ({ kind: "TransferDone" } & TransferFields)
   | ({ kind: "TransferFailed"; reason: string } & TransferFields)

@@ -11,6 +11,7 @@ import type { ContactRecord, ResendRequest, TransferRecord } from "../../store/m
 import { type BlobFile, blobName, blobPath } from "../blobs.ts";
 import type { CoreContext } from "../context.ts";
 import { MessageStates } from "../chats/message_states.ts";
+import { assignChat } from "../receive/assignment.ts";
 import type { ReadMail } from "../receive/mail_reader.ts";
 import type { KeyedRecipient } from "../send/mail_composer.ts";
 import type { OutgoingDraft, RenderedMail } from "../send/rendered_mail.ts";
@@ -42,6 +43,9 @@ import { ProgressThrottle } from "./progress.ts";
 
 const log = logger("transfer");
 
+/** How often the blob directory is searched for partial blobs no transfer owns. */
+const ORPHAN_CHECK_MS = 10 * 60_000;
+
 /** Timings and bounds (docs/transfer.md#timeouts). */
 export interface TransferOptions {
   /** Part mails of one transfer in the outbox at a time. */
@@ -59,7 +63,7 @@ export interface TransferOptions {
 }
 
 export const DEFAULT_TRANSFER_OPTIONS: TransferOptions = {
-  window: 4,
+  window: 2,
   requestAfterMs: 5 * 60_000,
   maxRequests: 50,
   outExpiryMs: 7 * 24 * 3_600_000,
@@ -143,6 +147,10 @@ export class TransferManager {
   #show: ShowAssembled | undefined;
   #pumping: Promise<void> = Promise.resolve();
   #busy = new Set<string>();
+  /** Incoming transfers being completed now (the sweep and reception may both get there). */
+  #completing = new Set<string>();
+  /** Unix ms of the last look for partial blobs no transfer owns. */
+  #orphansCheckedAt = -Infinity;
 
   constructor(private readonly deps: TransferDeps) {
     this.#o = { ...DEFAULT_TRANSFER_OPTIONS, ...deps.options };
@@ -418,11 +426,22 @@ export class TransferManager {
     const controlHeader = mail.headers.get(Header.EDGE_TRANSFER_CONTROL);
     if (controlHeader !== undefined) return await this.#onControl(mail, signer, controlHeader);
     const announceHeader = mail.headers.get(Header.EDGE_TRANSFER);
-    if (announceHeader !== undefined) return await this.#onAnnounce(signer, announceHeader, raw);
+    if (announceHeader !== undefined) {
+      return await this.#onAnnounce(signer, announceHeader, raw, this.#knownChat(mail, signer));
+    }
     return undefined;
   }
 
-  async #onAnnounce(signer: string, header: string, raw: Uint8Array) {
+  /** The chat the announced message will go to when it exists already (events), else 0. */
+  #knownChat(mail: ReadMail, signer: string): number {
+    const a = assignChat(mail);
+    if (a.kind === "group") return this.#ctx.store.chats.byGrpid(a.grpid)?.id ?? 0;
+    if (a.kind !== "single") return 0;
+    const contact = this.#ctx.store.contacts.byFingerprint(signer);
+    return (contact && this.#ctx.store.chats.singleByContact(contact.id)?.id) ?? 0;
+  }
+
+  async #onAnnounce(signer: string, header: string, raw: Uint8Array, chatId: number) {
     const a = parseAnnounce(header);
     if (a === undefined) return { kind: "rejected" as const, reason: "unreadable Edge-Transfer" };
     const contact = this.#ctx.store.contacts.byFingerprint(signer);
@@ -442,13 +461,14 @@ export class TransferManager {
           ...a,
           direction: "in",
           peerFingerprint: signer,
+          chatId,
           now,
         });
         this.#ctx.store.transfers.finish("in", a.id, signer, "failed", refusal, now);
         emit({
           kind: "TransferFailed",
           reason: refusal,
-          chatId: 0,
+          chatId,
           msgId: null,
           transferId: a.id,
           direction: "in",
@@ -469,6 +489,7 @@ export class TransferManager {
       blob: name,
       have: bitmap,
       announce: raw,
+      chatId,
       now,
     });
     log.info("incoming transfer accepted", { transferId: a.id, bytes: a.size, parts: a.parts });
@@ -528,6 +549,19 @@ export class TransferManager {
 
   /** Verifies the whole file, shows the message once, confirms to the sender. */
   async #complete(t: TransferRecord): Promise<void> {
+    const key = `${t.id}:${t.peerFingerprint}`;
+    if (this.#completing.has(key)) return;
+    this.#completing.add(key);
+    try {
+      await this.#completeOnce(t);
+    } finally {
+      this.#completing.delete(key);
+    }
+  }
+
+  async #completeOnce(t: TransferRecord): Promise<void> {
+    const current = this.#ctx.store.transfers.get("in", t.id, t.peerFingerprint);
+    if (current?.state !== "active") return;
     const partial = partialPath(this.#ctx.blobDir, t.blob);
     const final = blobName(t.sha256, t.name);
     const finalPath = blobPath(this.#ctx.blobDir, final);
@@ -684,7 +718,10 @@ export class TransferManager {
       await this.#sendControl([sender.addr], { id: t.id, action: "request", parts: missing });
       log.info("missing parts asked for", { transferId: t.id, parts: missing.length });
     }
-    await this.#removeOrphans();
+    if (now - this.#orphansCheckedAt >= ORPHAN_CHECK_MS) {
+      this.#orphansCheckedAt = now;
+      await this.#removeOrphans();
+    }
     await this.pump();
   }
 

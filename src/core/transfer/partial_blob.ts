@@ -63,12 +63,17 @@ export async function sha256File(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** Bytes free for this process on the file system of `dir`, or undefined when unknown. */
+/**
+ * Bytes free for this process on the file system of `dir` (or of its nearest existing parent),
+ * or undefined when unknown (no permission to ask).
+ */
 export function freeBytes(dir: string): number | undefined {
-  try {
-    const s = statfsSync(dir);
-    return Number(s.bavail) * Number(s.bsize);
-  } catch {
-    return undefined;
+  for (let d = dir.replace(/\/+$/, "") || "/";; d = d.slice(0, d.lastIndexOf("/")) || "/") {
+    try {
+      const s = statfsSync(d);
+      return Number(s.bavail) * Number(s.bsize);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "ENOENT" || d === "/") return undefined;
+    }
   }
 }

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { ConfigKey } from "../../../src/store/mod.ts";
 import { Header } from "../../../src/protocol.ts";
-import { DEFAULT_TRANSFER_OPTIONS } from "../../../src/core/transfer/mod.ts";
-import { deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
+import { DEFAULT_TRANSFER_OPTIONS, type TransferOptions } from "../../../src/core/transfer/mod.ts";
+import { ACTIVE_LICENSE, deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
 import { attach } from "../_messaging.ts";
 import { makeTempDir } from "../../_helpers/temp.ts";
 
@@ -23,10 +23,22 @@ interface Setup {
   path: string;
 }
 
-async function setup(dir: string, capable = true): Promise<Setup> {
+async function setup(
+  dir: string,
+  capable = true,
+  bOptions?: Partial<TransferOptions>,
+): Promise<Setup> {
   const clock = { now: Date.UTC(2026, 0, 2) };
   const a = await testAccount("a@x.test", "A", `${dir}/a`, 0, () => clock.now);
-  const b = await testAccount("b@x.test", "B", `${dir}/b`, 0, () => clock.now);
+  const b = await testAccount(
+    "b@x.test",
+    "B",
+    `${dir}/b`,
+    0,
+    () => clock.now,
+    ACTIVE_LICENSE,
+    bOptions,
+  );
   const { bOnA } = introduce(a, b);
   if (capable) a.store.contacts.setLargeFiles(b.self.fingerprint, true);
   a.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(64 * 1024));
@@ -171,4 +183,31 @@ Deno.test("every signed mail announces the capability and the receiver records i
   await exchange(s);
   assert.equal(s.b.store.contacts.hasLargeFiles(aOnB.id), true);
   assert.equal(Header.EDGE_CAPABILITIES, "Edge-Capabilities");
+});
+
+Deno.test("a receiver without the disk space refuses before writing; the sender's message fails", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path, true, { diskReserveBytes: Number.MAX_SAFE_INTEGER });
+  const msgId = await send(s);
+  await exchange(s);
+  const refused = kinds(s.b, "TransferFailed") as { reason: string; direction: string }[];
+  assert.deepEqual(refused.map((e) => [e.reason, e.direction]), [["no_space", "in"]]);
+  assert.ok(
+    kinds(s.b, "Warning").some((w) => /refused: no_space/.test((w as { msg: string }).msg)),
+  );
+  assert.equal(kinds(s.b, "IncomingMsg").length, 0);
+  assert.throws(() => Deno.statSync(`${tmp.path}/b`), Deno.errors.NotFound, "nothing written");
+  const t = s.a.store.transfers.byMessage(msgId)!;
+  assert.deepEqual([t.state, t.reason], ["failed", "refused by b@x.test: no_space"]);
+  assert.equal(s.a.store.msgs.get(msgId)!.state, 24);
+});
+
+Deno.test("a transfer above the receiver's largest file is refused as too_large", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path, true, { maxFileBytes: 50_000 });
+  const msgId = await send(s);
+  await exchange(s);
+  const refused = kinds(s.b, "TransferFailed") as { reason: string }[];
+  assert.deepEqual(refused.map((e) => e.reason), ["too_large"]);
+  assert.equal(s.a.store.transfers.byMessage(msgId)!.state, "failed");
 });
