@@ -3,7 +3,7 @@
  * relay, real daemons): the limit is set low (256 KiB) so a few MB take many parts. Each test
  * checks the received bytes' SHA-256 and that the message showed exactly once. The file size is
  * `EDGE_TEST_TRANSFER_BYTES` (default 3 MiB; the issue's 100 MiB runs with
- * `EDGE_TEST_TRANSFER_BYTES=104857600`).
+ * `EDGE_TEST_TRANSFER_BYTES=104857600`, best with `EDGE_TEST_RELAY_LIMIT_BYTES=31457280`).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -32,9 +32,14 @@ import { testLicense } from "../_helpers/licensed.ts";
 import { NO_RELAY } from "../_helpers/relay.ts";
 import { TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
-/** The relay limit the gateways are told (config key `max_message_bytes`). */
-const LIMIT = 256 * 1024;
+/**
+ * The relay limit the gateways are told (config key `max_message_bytes`; the relay itself takes
+ * 30 MiB): `EDGE_TEST_RELAY_LIMIT_BYTES`, default 256 KiB.
+ */
+const LIMIT = Number(Deno.env.get("EDGE_TEST_RELAY_LIMIT_BYTES") ?? 256 * 1024);
 const SIZE = Number(Deno.env.get("EDGE_TEST_TRANSFER_BYTES") ?? 3 * 1024 * 1024);
+/** How long a transfer may take: 3 minutes, plus a second per 100 kB for larger files. */
+const WAIT_MS = 180_000 + Math.ceil(SIZE / 100_000) * 1_000;
 
 interface Msg {
   id: number;
@@ -103,7 +108,7 @@ twoGatewaysTest({
       text: "the clip",
       file: path,
     });
-    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 180_000, fromB);
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
     const id = inc.event.msg_id as number;
     const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
     assert.deepEqual([m.text, m.fileName, m.fileBytes, m.chatId], [
@@ -156,7 +161,7 @@ async function killMidTransfer(gws: TwoGateways, victim: "a" | "b"): Promise<voi
   const got = await b.poll(
     () => fileMessages(b, pair.joinerChat),
     (ms) => ms.length > 0,
-    180_000,
+    WAIT_MS,
   );
   assert.equal(got.length, 1);
   assert.equal(sha256(await Deno.readFile(got[0].file!)), sha256(bytes));
@@ -213,7 +218,7 @@ Deno.test({
     const owner = () =>
       a.call<{ recipients: { state: string }[] }>("secure_get_file_status", 1, sent);
     assert.deepEqual((await owner()).recipients.map((r) => r.state), ["in_transfer"]);
-    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", 180_000, fromB);
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
     const id = inc.event.msg_id as number;
     const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
     assert.equal(m.text, "the plan");
@@ -306,7 +311,7 @@ twoGatewaysTest({
           return found;
         },
         (ms) => ms.length > 0,
-        180_000,
+        WAIT_MS,
       );
       assert.equal(inc.length, 1, `${p.name}: one message with the file`);
       assert.equal(inc[0].text, "for all");

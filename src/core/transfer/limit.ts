@@ -13,6 +13,12 @@ export const PART_RATIO = 1.37;
 export const MAIL_OVERHEAD_BYTES = 32 * 1024;
 /** The smallest part payload a transfer uses, whatever the limit says. */
 export const MIN_PART_BYTES = 16 * 1024;
+/**
+ * The largest part payload, whatever the limit allows: a part is rendered and read whole (file
+ * bytes, MIME, OpenPGP, armor: ~5× its payload in memory at the peak), so 8 MiB keeps both
+ * gateways' memory bounded on a relay that takes 30 MiB per mail.
+ */
+export const MAX_PART_BYTES = 8 * 1024 * 1024;
 
 /**
  * The relay's largest accepted mail in bytes (config key `max_message_bytes`, learnt from SMTP
@@ -30,10 +36,13 @@ export function fitsOneMail(fileBytes: number, limit: number): boolean {
   return fileBytes * ONE_MAIL_RATIO + MAIL_OVERHEAD_BYTES <= limit;
 }
 
-/** The payload of one relay part under `limit` (a multiple of 1 KiB, at least MIN_PART_BYTES). */
+/**
+ * The payload of one relay part under `limit`: a multiple of 1 KiB, between MIN_PART_BYTES and
+ * MAX_PART_BYTES.
+ */
 export function partPayloadBytes(limit: number): number {
   const fit = Math.floor((limit - MAIL_OVERHEAD_BYTES) / PART_RATIO / 1024) * 1024;
-  return Math.max(MIN_PART_BYTES, fit);
+  return Math.min(MAX_PART_BYTES, Math.max(MIN_PART_BYTES, fit));
 }
 
 /** The configured quiet time before missing parts are asked for again, when set (ms). */

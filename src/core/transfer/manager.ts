@@ -242,6 +242,7 @@ export class TransferManager {
       const msg = this.#ctx.store.msgs.get(t.msgId);
       if (msg === undefined) {
         this.#finishOut(t, "cancelled", "message_deleted");
+        await this.#sendControl(t.pending, { id: t.id, action: "refused", reason: "cancelled" });
         continue;
       }
       if (t.nextPart === 0 && t.resend.length === 0 && !this.#busy.has(t.id)) {
