@@ -178,7 +178,8 @@ export class TransferManager {
     recipients: readonly ContactRecord[],
   ): Promise<PartsSend | undefined> {
     const file = draft.file;
-    if (file === undefined) return undefined;
+    // Channel posts stay one mail (symmetric encryption to subscribers, docs/transfer.md).
+    if (file === undefined || draft.channel !== undefined) return undefined;
     const capable = recipients.map((r) => this.#ctx.store.contacts.hasLargeFiles(r.id));
     const plan = planFileDelivery(file.bytes, relayMessageLimit(this.#ctx.store), capable);
     if (plan.kind !== "parts") return undefined;
@@ -270,6 +271,7 @@ export class TransferManager {
       this.#progressOut(t, queued);
       if (queued >= this.#o.window) return;
       let index: number, to: readonly string[], resend = t.resend, next = t.nextPart;
+      resend = resend.filter((r) => r.parts.length > 0);
       if (resend.length > 0) {
         const [first, ...others] = resend;
         index = first.parts[0];
@@ -628,15 +630,16 @@ export class TransferManager {
     if (sender) await this.#sendControl([sender.addr], { id: t.id, action: "refused", reason });
   }
 
-  async #onControl(mail: ReadMail, signer: string, header: string) {
+  async #onControl(_mail: ReadMail, signer: string, header: string) {
     const c = parseControl(header);
     if (c === undefined) {
       return { kind: "rejected" as const, reason: "unreadable Edge-Transfer-Control" };
     }
-    const addr = mail.from.addr;
-    const out = this.#ctx.store.transfers.get("out", c.id);
+    // The asker is the contact of the signing key, whatever address the mail shows.
     const contact = this.#ctx.store.contacts.byFingerprint(signer);
-    if (out !== undefined && out.state === "active" && out.pending.includes(addr) && contact) {
+    const addr = contact?.addr ?? "";
+    const out = this.#ctx.store.transfers.get("out", c.id);
+    if (out !== undefined && out.state === "active" && out.pending.includes(addr)) {
       this.#onOutControl(out, addr, c);
       void this.pump();
       return { kind: "transfer" as const, what: `${c.action} from ${addr}` };
@@ -653,6 +656,7 @@ export class TransferManager {
     switch (c.action) {
       case TransferAction.REQUEST: {
         const parts = c.parts.filter((i) => i < t.parts);
+        if (parts.length === 0) return;
         const resend: ResendRequest[] = [
           ...t.resend.filter((r) => r.addr !== addr),
           { addr, parts },
