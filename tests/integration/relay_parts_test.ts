@@ -476,3 +476,26 @@ twoGatewaysTest({
     assert.equal(ofType(b, "IncomingMsg", from).length, 0);
   },
 });
+
+twoGatewaysTest({
+  name: "a relay outage mid-transfer: the file completes after the relay returns, once",
+  async fn({ relay, a, b }) {
+    const pair = await joinBySecureJoin(a, b);
+    await setConfig(a, { max_message_bytes: String(LIMIT) });
+    await setConfig(b, { max_message_bytes: String(LIMIT) });
+    const { path, bytes } = await fileIn(a, "outage.bin", SIZE);
+    const fromB = b.events.length;
+    await a.call<number>("send_msg", 1, pair.inviterChat, { file: path });
+    await b.waitForEvent((e) => e.event.type === "TransferProgress", WAIT_MS, fromB);
+    await relay.stopMail();
+    await new Promise((r) => setTimeout(r, 3_000));
+    await relay.startMail();
+    const got = await b.poll(
+      () => fileMessages(b, pair.joinerChat),
+      (ms) => ms.length > 0,
+      WAIT_MS,
+    );
+    assert.equal(got.length, 1);
+    assert.equal(sha256(await Deno.readFile(got[0].file!)), sha256(bytes));
+  },
+});
