@@ -198,6 +198,15 @@ export class TransfersStore {
     );
   }
 
+  /** Out: the parts asked for again (a request replaces the asker's earlier one). */
+  setResend(id: string, resend: readonly ResendRequest[]): void {
+    this.db.run(
+      "UPDATE transfers SET resend = ? WHERE direction = 'out' AND id = ?",
+      JSON.stringify(resend),
+      id,
+    );
+  }
+
   /** Out: recipients that have not confirmed yet. */
   setPending(id: string, pending: readonly string[]): void {
     this.db.run(

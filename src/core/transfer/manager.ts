@@ -270,31 +270,37 @@ export class TransferManager {
       const queued = this.#ctx.store.outbox.countByMidPrefix(prefix);
       this.#progressOut(t, queued);
       if (queued >= this.#o.window) return;
-      let index: number, to: readonly string[], resend = t.resend, next = t.nextPart;
-      resend = resend.filter((r) => r.parts.length > 0);
-      if (resend.length > 0) {
-        const [first, ...others] = resend;
-        index = first.parts[0];
-        to = [first.addr];
-        resend = first.parts.length > 1
-          ? [{ addr: first.addr, parts: first.parts.slice(1) }, ...others]
-          : others;
+      const asked = t.resend.find((r) => r.parts.length > 0);
+      let index: number, to: readonly string[];
+      if (asked !== undefined) {
+        index = asked.parts[0];
+        to = [asked.addr];
       } else if (t.nextPart < t.parts) {
         index = t.nextPart;
         to = t.pending;
-        next = t.nextPart + 1;
       } else return;
       const mail = await this.#renderPart(t, index, to);
       const now = this.#ctx.now();
-      this.#ctx.tx.run(() => {
+      // Requests may have come in while the part rendered: the row is read again here, and only
+      // the part just queued is taken off it.
+      const active = this.#ctx.tx.run(() => {
+        const cur = this.#ctx.store.transfers.get("out", t.id);
+        if (cur === undefined || cur.state !== "active") return false;
         if (mail !== undefined) {
           this.#ctx.store.outbox.enqueue({ msgId: 0, ...mail });
           this.#ctx.tx.mailQueued();
         }
+        const resend = asked === undefined
+          ? cur.resend
+          : cur.resend.map((r) =>
+            r.addr === asked.addr ? { addr: r.addr, parts: r.parts.filter((i) => i !== index) } : r
+          ).filter((r) => r.parts.length > 0);
+        const next = asked === undefined ? Math.max(cur.nextPart, index + 1) : cur.nextPart;
         this.#ctx.store.transfers.setQueued(t.id, next, resend, now);
+        return true;
       });
+      if (!active) return;
       t = this.#ctx.store.transfers.get("out", t.id)!;
-      if (t.state !== "active") return;
     }
   }
 
@@ -661,7 +667,7 @@ export class TransferManager {
           ...t.resend.filter((r) => r.addr !== addr),
           { addr, parts },
         ];
-        this.#ctx.store.transfers.setQueued(t.id, t.nextPart, resend, this.#ctx.now());
+        this.#ctx.store.transfers.setResend(t.id, resend);
         log.info("parts asked for again", { transferId: t.id, parts: parts.length });
         return;
       }
