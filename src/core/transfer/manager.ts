@@ -134,7 +134,7 @@ function partLength(t: { size: number; partSize: number }, index: number): numbe
   return Math.max(0, Math.min(t.partSize, t.size - index * t.partSize));
 }
 
-/** The outbox Message-ID prefix of a transfer's parts. */
+/** The prefix of a transfer's part rows in the outbox (never on the wire). */
 function partPrefix(id: string): string {
   return `t-${id}-`;
 }
@@ -314,7 +314,8 @@ export class TransferManager {
     if (recipients.length === 0) return undefined;
     const offset = index * t.partSize;
     const body = await readAt(blobPath(this.#ctx.blobDir, t.blob), offset, partLength(t, index));
-    const messageId = partPrefix(t.id) + `${index}-` + this.deps.sealer.newMessageId();
+    // The mail's own Message-ID says nothing; the outbox row's names the transfer (the window).
+    const messageId = this.deps.sealer.newMessageId();
     const inner = renderTransferMail({
       from: this.deps.selfAddr,
       to: recipients.map((r) => r.addr),
@@ -326,7 +327,8 @@ export class TransferManager {
       ],
       body,
     });
-    return await this.deps.sealer.seal(inner, recipients, messageId);
+    const mail = await this.deps.sealer.seal(inner, recipients, messageId);
+    return { ...mail, rfc724Mid: `${partPrefix(t.id)}${index}-${messageId}` };
   }
 
   #keyed(addr: string): KeyedRecipient | undefined {
