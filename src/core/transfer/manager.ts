@@ -152,8 +152,12 @@ export class TransferManager {
   /** Unix ms of the last look for partial blobs no transfer owns. */
   #orphansCheckedAt = -Infinity;
 
+  /** Unix ms this manager started: quiet time counts from here after a restart. */
+  readonly #startedAt: number;
+
   constructor(private readonly deps: TransferDeps) {
     this.#o = { ...DEFAULT_TRANSFER_OPTIONS, ...deps.options };
+    this.#startedAt = deps.ctx.now();
     this.#throttle = new ProgressThrottle(() => deps.ctx.now());
     this.#states = new MessageStates(deps.ctx);
   }
@@ -663,7 +667,8 @@ export class TransferManager {
   #onOutControl(t: TransferRecord, addr: string, c: TransferControl): void {
     switch (c.action) {
       case TransferAction.REQUEST: {
-        const parts = c.parts.filter((i) => i < t.parts);
+        // Parts not sent yet go out on the first pass anyway.
+        const parts = c.parts.filter((i) => i < Math.min(t.parts, t.nextPart));
         if (parts.length === 0) return;
         const resend: ResendRequest[] = [
           ...t.resend.filter((r) => r.addr !== addr),
@@ -716,7 +721,8 @@ export class TransferManager {
         await this.#complete(t);
         continue;
       }
-      if (now - t.updatedAt < requestAfterMs) continue;
+      // After a restart the parts that came meanwhile are still in INBOX: wait for them first.
+      if (now - Math.max(t.updatedAt, this.#startedAt) < requestAfterMs) continue;
       if (t.requests >= this.#o.maxRequests) {
         await this.#failIn(t, "expired");
         continue;

@@ -211,3 +211,21 @@ Deno.test("a transfer above the receiver's largest file is refused as too_large"
   assert.deepEqual(refused.map((e) => e.reason), ["too_large"]);
   assert.equal(s.a.store.transfers.byMessage(msgId)!.state, "failed");
 });
+
+Deno.test("a request is answered with parts already sent; the rest follow on the first pass", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const msgId = await send(s);
+  await s.a.transfers.pump(); // the window: announcement, parts 0 and 1
+  const rows = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER);
+  assert.equal(rows.length, 3);
+  for (const r of rows.slice(0, 2)) await s.b.receiver.receive(r.raw); // part 1 is lost
+  for (const r of rows) s.a.store.outbox.remove(r.id);
+  s.clock.now += DEFAULT_TRANSFER_OPTIONS.requestAfterMs + 1;
+  await s.b.transfers.sweep();
+  await deliver(s.b, s.a);
+  const t = s.a.store.transfers.byMessage(msgId)!;
+  assert.deepEqual(t.resend, [{ addr: "b@x.test", parts: [1] }], "not the parts still to come");
+  await exchange(s);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+});
