@@ -20,6 +20,8 @@ export function deliveryState(
   }
   // A recipient that confirmed has the file, whatever happened to the others.
   const addr = ctx.store.contacts.get(contactId)?.addr;
-  if (t.state === "done" || addr === undefined || !t.pending.includes(addr)) return undefined;
+  if (addr === undefined || t.confirmed.includes(addr)) return undefined;
+  if (t.refused.includes(addr)) return FileAccessState.UNDELIVERED;
+  if (t.state === "done" || !t.pending.includes(addr)) return undefined;
   return t.state === "active" ? FileAccessState.IN_TRANSFER : FileAccessState.UNDELIVERED;
 }

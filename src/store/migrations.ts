@@ -320,8 +320,8 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 15: files above the relay's one-mail limit travel as relay parts between gateways
   // (docs/transfer.md). A contact's gateway announced it can receive them (refreshed on every
-  // verified mail from it); one row per transfer and direction: the sender's queue of parts and
-  // the recipients still to confirm, the receiver's bitmap of verified parts in its partial blob
+  // verified mail from it); one row per transfer and direction: the sender's queue of parts, the
+  // recipients still to confirm and those that refused, the receiver's bitmap of verified parts in its partial blob
   // and the announcing mail, held until the whole file is verified.
   `
   ALTER TABLE contacts ADD COLUMN large_files INTEGER NOT NULL DEFAULT 0;
@@ -343,6 +343,8 @@ export const MIGRATIONS: readonly string[] = [
     next_part INTEGER NOT NULL DEFAULT 0,
     resend TEXT NOT NULL DEFAULT '[]',
     pending TEXT NOT NULL DEFAULT '[]',
+    confirmed TEXT NOT NULL DEFAULT '[]',
+    refused TEXT NOT NULL DEFAULT '[]',
     have BLOB NOT NULL DEFAULT x'',
     announce BLOB NOT NULL DEFAULT x'',
     requests INTEGER NOT NULL DEFAULT 0,

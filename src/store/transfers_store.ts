@@ -37,6 +37,10 @@ export interface TransferRecord {
   readonly resend: readonly ResendRequest[];
   /** Out: recipients (addresses) that have not confirmed yet. */
   readonly pending: readonly string[];
+  /** Out: recipients that confirmed the whole file. */
+  readonly confirmed: readonly string[];
+  /** Out: recipients that refused the file (no space, too large, a hash mismatch). */
+  readonly refused: readonly string[];
   /** In: one bit per verified part (bit i of byte i>>3). */
   readonly have: Uint8Array;
   /** In: the raw announcing mail, kept until the message is shown. */
@@ -87,6 +91,8 @@ interface TransferRow {
   next_part: number;
   resend: string;
   pending: string;
+  confirmed: string;
+  refused: string;
   have: Uint8Array;
   announce: Uint8Array;
   requests: number;
@@ -116,6 +122,8 @@ function toRecord(r: TransferRow): TransferRecord {
     nextPart: r.next_part,
     resend: JSON.parse(r.resend) as ResendRequest[],
     pending: JSON.parse(r.pending) as string[],
+    confirmed: JSON.parse(r.confirmed) as string[],
+    refused: JSON.parse(r.refused) as string[],
     have: new Uint8Array(r.have),
     announce: new Uint8Array(r.announce),
     requests: r.requests,
@@ -207,11 +215,14 @@ export class TransfersStore {
     );
   }
 
-  /** Out: recipients that have not confirmed yet. */
-  setPending(id: string, pending: readonly string[]): void {
+  /** Out: a recipient answered: it leaves `pending` for `confirmed` or `refused`. */
+  answered(id: string, addr: string, answer: "confirmed" | "refused"): void {
+    const t = this.get("out", id);
+    if (t === undefined || !t.pending.includes(addr)) return;
     this.db.run(
-      "UPDATE transfers SET pending = ? WHERE direction = 'out' AND id = ?",
-      JSON.stringify(pending),
+      `UPDATE transfers SET pending = ?, ${answer} = ? WHERE direction = 'out' AND id = ?`,
+      JSON.stringify(t.pending.filter((a) => a !== addr)),
+      JSON.stringify([...t[answer], addr]),
       id,
     );
   }

@@ -33,10 +33,12 @@ Deno.test("in_transfer while a recipient has not confirmed, undelivered after a 
       now: 1,
     });
     assert.equal(deliveryState(ctx, msgId, b), "in_transfer");
-    store.transfers.setPending("x", ["b@x"]);
+    store.transfers.answered("x", "c@x", "confirmed");
     assert.equal(deliveryState(ctx, msgId, c), undefined, "c confirmed");
-    store.transfers.finish("out", "x", "", "failed", "refused", 2);
-    assert.equal(deliveryState(ctx, msgId, b), "undelivered");
+    store.transfers.answered("x", "b@x", "refused");
+    assert.equal(deliveryState(ctx, msgId, b), "undelivered", "b refused");
+    store.transfers.finish("out", "x", "", "done", "", 2);
+    assert.equal(deliveryState(ctx, msgId, b), "undelivered", "still, once the others have it");
     assert.equal(deliveryState(ctx, msgId, c), undefined, "c has the file");
     store.msgs.insert({
       rfc724Mid: "n@x",

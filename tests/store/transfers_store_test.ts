@@ -29,7 +29,9 @@ Deno.test("an outgoing row queues, resends, confirms and ends once", () => {
       ["b@x"],
       9,
     ]);
-    t.setPending("x", []);
+    t.answered("x", "b@x", "confirmed");
+    t.answered("x", "b@x", "refused"); // answered already: no change
+    assert.deepEqual([t.get("out", "x")!.pending, t.get("out", "x")!.confirmed], [[], ["b@x"]]);
     assert.equal(t.finish("out", "x", "", "done", "", 10), true);
     assert.equal(t.finish("out", "x", "", "failed", "late", 11), false, "ended once");
     assert.equal(t.get("out", "x")?.state, "done");

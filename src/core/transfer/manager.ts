@@ -546,6 +546,12 @@ export class TransferManager {
         reason: `transfer ${t.id}: part ${p.index} has a wrong hash`,
       };
     }
+    // The disk may have filled since the transfer was accepted: give up cleanly, sender told.
+    const free = freeBytes(this.#ctx.blobDir);
+    if (free !== undefined && free < body.byteLength + this.#o.diskReserveBytes / 4) {
+      await this.#failIn(t, "no_space");
+      return { kind: "transfer" as const, what: "refused: no_space" };
+    }
     await Deno.mkdir(this.#ctx.blobDir, { recursive: true });
     await writeAt(partialPath(this.#ctx.blobDir, t.blob), p.offset, body);
     const have = t.have.slice();
@@ -678,15 +684,23 @@ export class TransferManager {
         log.info("parts asked for again", { transferId: t.id, parts: parts.length });
         return;
       }
-      case TransferAction.DONE: {
-        const pending = t.pending.filter((a) => a !== addr);
-        this.#ctx.store.transfers.setPending(t.id, pending);
-        if (pending.length === 0) this.#finishOut({ ...t, pending }, "done", "");
+      case TransferAction.DONE:
+      case TransferAction.REFUSED: {
+        // One member's refusal ends the transfer for that member only; the others go on.
+        const refused = c.action === TransferAction.REFUSED;
+        const why = refused ? `refused by ${addr}: ${c.reason}` : "";
+        this.#ctx.tx.run((emit) => {
+          this.#ctx.store.transfers.answered(t.id, addr, refused ? "refused" : "confirmed");
+          if (refused) emit({ kind: "Warning", msg: `file transfer ${t.id}: ${why}` });
+        });
+        if (refused) log.warn("a recipient refused the file", { transferId: t.id, addr, why });
+        const now = this.#ctx.store.transfers.get("out", t.id)!;
+        if (now.pending.length > 0) return;
+        // Done when anyone has the file; failed when every recipient refused it.
+        if (now.confirmed.length > 0) this.#finishOut(now, "done", "");
+        else this.#finishOut(now, "failed", why);
         return;
       }
-      case TransferAction.REFUSED:
-        this.#finishOut(t, "failed", `refused by ${addr}: ${c.reason}`);
-        return;
     }
   }
 

@@ -229,3 +229,42 @@ Deno.test("a request is answered with parts already sent; the rest follow on the
   await exchange(s);
   assert.equal(kinds(s.b, "IncomingMsg").length, 1);
 });
+
+Deno.test("in a group, a member that refuses loses the file alone; the others get it", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const c = await testAccount(
+    "c@x.test",
+    "C",
+    `${tmp.path}/c`,
+    0,
+    () => s.clock.now,
+    ACTIVE_LICENSE,
+    { diskReserveBytes: Number.MAX_SAFE_INTEGER },
+  );
+  const { bOnA: cOnA } = introduce(s.a, c);
+  s.a.store.contacts.setLargeFiles(c.self.fingerprint, true);
+  const bOnA = s.a.store.contacts.byFingerprint(s.b.self.fingerprint)!.id;
+  const group = s.a.groups.create("Clips");
+  await s.a.groups.addMember(group, bOnA);
+  await s.a.groups.addMember(group, cOnA);
+  await using file = await attach(s.path);
+  const msgId = await s.a.sendMessage({ chatId: group, text: "for all", file: { source: file } });
+  for (let round = 0; round < 50; round++) {
+    await s.a.transfers.pump();
+    const moved = (await deliver(s.a, s.b, c)).length + (await deliver(s.b, s.a)).length +
+      (await deliver(c, s.a)).length;
+    if (moved === 0 && s.a.store.outbox.count() === 0) break;
+  }
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1, "B has the file");
+  const cFailed = kinds(c, "TransferFailed") as { reason: string }[];
+  assert.deepEqual(cFailed.map((e) => e.reason), ["no_space"]);
+  const t = s.a.store.transfers.byMessage(msgId)!;
+  assert.deepEqual([t.state, t.confirmed, t.refused], ["done", ["b@x.test"], ["c@x.test"]]);
+  assert.ok(
+    kinds(s.a, "Warning").some((w) =>
+      /refused by c@x.test: no_space/.test((w as { msg: string }).msg)
+    ),
+  );
+  assert.notEqual(s.a.store.msgs.get(msgId)!.state, 24, "the message did not fail");
+});
