@@ -146,7 +146,10 @@ export class TransferManager {
   readonly #states: MessageStates;
   #show: ShowAssembled | undefined;
   #pumping: Promise<void> = Promise.resolve();
-  #busy = new Set<string>();
+  /** Outgoing transfers offered to the direct strategy (once per process). */
+  #offered = new Set<string>();
+  /** Those it took: no relay parts for them while this process runs. */
+  #direct = new Set<string>();
   /** Incoming transfers being completed now (the sweep and reception may both get there). */
   #completing = new Set<string>();
   /** Unix ms of the last look for partial blobs no transfer owns. */
@@ -250,8 +253,8 @@ export class TransferManager {
         await this.#sendControl(t.pending, { id: t.id, action: "refused", reason: "cancelled" });
         continue;
       }
-      if (t.nextPart === 0 && t.resend.length === 0 && !this.#busy.has(t.id)) {
-        this.#busy.add(t.id);
+      if (t.nextPart === 0 && t.resend.length === 0 && !this.#offered.has(t.id)) {
+        this.#offered.add(t.id);
         const direct = await (this.deps.direct ?? NO_DIRECT_PATH).offer({
           transferId: t.id,
           msgId: t.msgId,
@@ -261,8 +264,9 @@ export class TransferManager {
           sha256: t.sha256,
           recipients: t.pending,
         }).catch(() => false);
-        if (direct) continue; // the strategy reports and confirms on its own
+        if (direct) this.#direct.add(t.id);
       }
+      if (this.#direct.has(t.id)) continue; // the strategy reports and confirms on its own
       await this.#pumpOne(t);
     }
   }
