@@ -27,7 +27,7 @@ import { OutgoingControls } from "../core/send/mod.ts";
 import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
-import { TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
+import { type DirectPath, TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
@@ -70,6 +70,8 @@ export interface AccountCoreOptions {
   readonly renderer?: OutgoingRenderer;
   /** Timings and bounds of relay-part transfers (docs/transfer.md); tests shorten them. */
   readonly transferOptions?: Partial<TransferOptions> | undefined;
+  /** The direct path between gateways, offered each new outgoing transfer first (none: relay). */
+  readonly direct?: DirectPath | undefined;
 }
 
 /** One account's domain, built once; see the module doc. */
@@ -144,6 +146,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     selfAddr: self.addr,
     sealer: composer,
     options: o.transferOptions,
+    direct: o.direct,
   });
   const pipeline: SendSteps = {
     admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),

@@ -93,7 +93,7 @@ export interface TransferDeps {
   readonly selfAddr: string;
   readonly sealer: TransferSealer;
   readonly options?: Partial<TransferOptions> | undefined;
-  readonly direct?: DirectPath;
+  readonly direct?: DirectPath | undefined;
 }
 
 /** The state `get_transfer` reports. */
