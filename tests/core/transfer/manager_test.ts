@@ -84,6 +84,11 @@ Deno.test("a file above the limit goes as parts; the message shows once with the
   // The announcing mail carries no file: it is much smaller than the file.
   const announce = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER)[0];
   assert.ok(announce.raw.length < 40_000, `announce is ${announce.raw.length} bytes`);
+  // Every part mail, encrypted, signed and armored, fits the relay's limit of 64 KiB.
+  await s.a.transfers.pump();
+  for (const row of s.a.store.outbox.due(Number.MAX_SAFE_INTEGER)) {
+    assert.ok(row.raw.length <= 64 * 1024, `${row.rfc724Mid}: ${row.raw.length} bytes`);
+  }
   await exchange(s);
   const incoming = kinds(s.b, "IncomingMsg");
   assert.equal(incoming.length, 1);
