@@ -3,5 +3,6 @@ export * from "./direct_path.ts";
 export * from "./headers.ts";
 export * from "./limit.ts";
 export * from "./manager.ts";
+export * from "./options.ts";
 export * from "./part_mail.ts";
 export * from "./plan.ts";
