@@ -4,7 +4,9 @@
 # links against, a writable /tmp and the data directory (UID 1000).
 #   docker build -t privitty/edge:latest .    (amd64 or arm64, from BuildKit's TARGETARCH)
 #   docker run -d --name privitty-edged -e PRIVITTY_PROFILE=gateway01 -e PRIVITTY_LICENSE_URL=… \
-#     -p 127.0.0.1:7200:7200 -v privitty-data:/var/lib/privitty privitty/edge:latest
+#     -p 127.0.0.1:7200:7200 -v /etc/machine-id:/etc/machine-id:ro \
+#     -v privitty-data:/var/lib/privitty privitty/edge:latest
+#   (the host's machine id, read-only: the license and received files' keys bind to it, docs/identity.md)
 #   compose: command: ["--listen", "0.0.0.0:7200", "--accounts", "/var/lib/privitty", "--cors"]
 #   docker exec privitty-edged privitty-edge invite
 
@@ -50,10 +52,14 @@ ENV PATH=/usr/local/bin HOME=/tmp DENO_DIR=/tmp/deno TMPDIR=/tmp DENO_NO_UPDATE_
 # PRIVITTY_ twin, so a user's EDGE_HOST or PRIVITTY_HOST (or --host/--listen) still wins. Publish
 # the port on the host's loopback (-p 127.0.0.1:7200:7200) unless API tokens are on.
 ENV PRIVITTY_HOST=0.0.0.0
+# The direct file path over QUIC (docs/p2p.md) on a fixed UDP port the run line can publish
+# (-p 7200:7200/udp); the daemon's own default is an ephemeral port. PRIVITTY_ twin, as above.
+ENV PRIVITTY_P2P_LISTEN=0.0.0.0:7200
 # glibc maps allocations of 4 MiB and more on their own, always (scripts/start.sh says why).
 ENV MALLOC_MMAP_THRESHOLD_=4194304
 USER 1000:1000
 EXPOSE 7200
+EXPOSE 7200/udp
 VOLUME ["/var/lib/privitty"]
 HEALTHCHECK --start-period=90s --interval=30s --timeout=5s --retries=3 CMD ["/edge-gateway", "health"]
 # A new named volume takes this directory's owner (1000); a root-owned one stops the start with

@@ -21,6 +21,8 @@ export interface LicenseRow {
 export interface SeatRow {
   readonly license_id: string;
   readonly device_id: string;
+  /** The gateway installation holding the seat ('' for seats of builds that did not say). */
+  readonly installation_id: string;
   readonly activated_at: number;
   readonly last_sync_at: number;
 }
@@ -50,7 +52,22 @@ CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) 
 /** The outcome of binding a device. */
 export type Bind =
   | { readonly kind: "bound"; readonly fresh: boolean }
-  | { readonly kind: "full"; readonly used: number };
+  /** The installation's seat moved from `from` to the device (docs/identity.md). */
+  | { readonly kind: "rebound"; readonly from: string }
+  | { readonly kind: "full"; readonly used: number }
+  /** No seat and `newSeat` was false (a sync). */
+  | { readonly kind: "absent" };
+
+/** Who asks to be bound, besides its device id. */
+export interface BindRequest {
+  readonly device: string;
+  /** The gateway's installation id: its seat under another device id moves to this one. */
+  readonly installation?: string | undefined;
+  /** The device id of the license copy the gateway holds (a seat to move when it is its own). */
+  readonly previous?: string | undefined;
+  /** Whether a new seat may be taken (activate) or not (sync). */
+  readonly newSeat: boolean;
+}
 
 /** Queries of the license server; one instance per process (WAL lets CLI and server share). */
 export class LicenseDb {
@@ -62,6 +79,10 @@ export class LicenseDb {
     this.#db.exec("PRAGMA busy_timeout = 5000");
     this.#db.exec("PRAGMA foreign_keys = ON");
     this.#db.exec(SCHEMA);
+    const columns = this.#db.prepare("PRAGMA table_info(seats)").all() as { name: string }[];
+    if (!columns.some((c) => c.name === "installation_id")) {
+      this.#db.exec("ALTER TABLE seats ADD COLUMN installation_id TEXT NOT NULL DEFAULT ''");
+    }
   }
 
   insert(row: LicenseRow): void {
@@ -104,23 +125,53 @@ export class LicenseDb {
     ).all(licenseId) as unknown as SeatRow[];
   }
 
-  /** Binds `device` to the license unless every seat is taken (re-binding is free). */
-  bind(license: LicenseRow, device: string, now: number): Bind {
+  /**
+   * Binds `r.device` to the license. A seat it holds is kept; a seat its installation holds
+   * under another device id (or the seat of `r.previous` that no other installation claims)
+   * moves to it, freeing the old one; otherwise a new seat is taken when `r.newSeat` and one is
+   * free.
+   */
+  bind(license: LicenseRow, r: BindRequest, now: number): Bind {
     this.#db.exec("BEGIN IMMEDIATE");
     try {
       const seats = this.seats(license.id);
+      const installation = r.installation ?? "";
+      const own = seats.find((s) => s.device_id === r.device);
+      const moving = own === undefined
+        ? seats.find((s) => installation !== "" && s.installation_id === installation) ??
+          seats.find((s) =>
+            r.previous !== undefined && s.device_id === r.previous &&
+            (s.installation_id === "" || s.installation_id === installation)
+          )
+        : undefined;
       let out: Bind;
-      if (seats.some((s) => s.device_id === device)) {
+      if (own !== undefined) {
         this.#db.prepare(
-          "UPDATE seats SET last_sync_at = ? WHERE license_id = ? AND device_id = ?",
-        ).run(now, license.id, device);
+          "UPDATE seats SET last_sync_at = ?, installation_id = CASE WHEN ? = '' THEN " +
+            "installation_id ELSE ? END WHERE license_id = ? AND device_id = ?",
+        ).run(now, installation, installation, license.id, r.device);
         out = { kind: "bound", fresh: false };
+      } else if (moving !== undefined) {
+        this.#db.prepare(
+          "UPDATE seats SET device_id = ?, installation_id = ?, last_sync_at = ? " +
+            "WHERE license_id = ? AND device_id = ?",
+        ).run(
+          r.device,
+          installation || moving.installation_id,
+          now,
+          license.id,
+          moving.device_id,
+        );
+        out = { kind: "rebound", from: moving.device_id };
+      } else if (!r.newSeat) {
+        out = { kind: "absent" };
       } else if (seats.length >= license.max_devices) {
         out = { kind: "full", used: seats.length };
       } else {
         this.#db.prepare(
-          "INSERT INTO seats (license_id, device_id, activated_at, last_sync_at) VALUES (?, ?, ?, ?)",
-        ).run(license.id, device, now, now);
+          "INSERT INTO seats (license_id, device_id, installation_id, activated_at, last_sync_at) " +
+            "VALUES (?, ?, ?, ?, ?)",
+        ).run(license.id, r.device, installation, now, now);
         out = { kind: "bound", fresh: true };
       }
       this.#db.exec("COMMIT");
@@ -129,14 +180,6 @@ export class LicenseDb {
       this.#db.exec("ROLLBACK");
       throw err;
     }
-  }
-
-  /** Records a sync of a bound device; false when the device holds no seat. */
-  touch(licenseId: string, device: string, now: number): boolean {
-    const r = this.#db.prepare(
-      "UPDATE seats SET last_sync_at = ? WHERE license_id = ? AND device_id = ?",
-    ).run(now, licenseId, device);
-    return Number(r.changes) > 0;
   }
 
   /** Frees the device's seat; false when it held none. */

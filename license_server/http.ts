@@ -1,7 +1,8 @@
 /**
  * The license server's HTTP API (docs/licenses.md#license-server-api): a delivery URL
  * `/v1/license/<token>` with `activate`, `sync` and `deactivate` below it, each a POST of
- * `{"device_id"}`; errors are `{"error": code, "message": text}`.
+ * `{"device_id"}` (activate and sync also take `installation_id` and `previous_device_id`, to move
+ * an installation's seat: docs/identity.md); errors are `{"error": code, "message": text}`.
  */
 import { Hono } from "hono";
 import type { LicenseDb, LicenseRow } from "./db.ts";
@@ -9,6 +10,7 @@ import { signLicense } from "./sign.ts";
 import type { SigningKey } from "./signing_key.ts";
 
 const DEVICE_ID = /^[0-9a-f]{64}$/;
+const INSTALLATION_ID = /^[0-9a-f]{32}$/;
 
 /** What the HTTP API needs. */
 export interface LicenseApiDeps {
@@ -62,14 +64,27 @@ export function licenseApp(deps: LicenseApiDeps): Hono {
     } catch {
       body = undefined;
     }
-    const device = (body as { device_id?: unknown } | undefined)?.device_id;
+    const o = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+    const device = o.device_id;
     if (typeof device !== "string" || !DEVICE_ID.test(device)) {
       return fail(400, "bad_request", 'expected a JSON body {"device_id": "<64 lower-case hex>"}');
     }
+    const installation = o.installation_id;
+    if (
+      installation !== undefined &&
+      (typeof installation !== "string" || !INSTALLATION_ID.test(installation))
+    ) {
+      return fail(400, "bad_request", '"installation_id" is 32 lower-case hex digits');
+    }
+    const previous = o.previous_device_id;
+    if (previous !== undefined && (typeof previous !== "string" || !DEVICE_ID.test(previous))) {
+      return fail(400, "bad_request", '"previous_device_id" is 64 lower-case hex digits');
+    }
     const now = clock();
     if (action === "deactivate") return c.json({ released: db.release(license.id, device) });
+    const request = { device, installation, previous, newSeat: action === "activate" };
     if (action === "sync") {
-      if (!db.touch(license.id, device, now)) {
+      if (db.bind(license, request, now).kind === "absent") {
         return fail(
           409,
           "not_activated",
@@ -86,7 +101,7 @@ export function licenseApp(deps: LicenseApiDeps): Hono {
         `license ${license.id} was revoked at ${iso(license.revoked_at)}`,
       );
     }
-    const bound = db.bind(license, device, now);
+    const bound = db.bind(license, request, now);
     if (bound.kind === "full") {
       return fail(
         409,

@@ -20,6 +20,7 @@ export const USAGE = `usage: license-server <command> --data-dir D [options]
                                           new license; prints its delivery URL last
   renew <license id> (--days N | --expires-at ISO)   new expiry (gateways see it on sync)
   revoke <license id>                     revoke (gateways see it on sync)
+  release <license id> <device id>        free a device's seat (a gateway that is gone)
   list [--json]                           every license with its seats
   public-key                              the signing key's public half (SPKI PEM)`;
 
@@ -160,6 +161,27 @@ async function run(command: string, rest: string[], o: Options, dataDir: string)
           db.renew(id, until);
           console.log(`renewed ${id} until ${new Date(until).toISOString()}`);
         }
+        return 0;
+      } finally {
+        db.close();
+      }
+    }
+    case "release": {
+      const [id, device] = rest;
+      if (id === undefined || device === undefined || rest.length > 2) {
+        throw new UsageError("release needs <license id> <device id> (see: list)");
+      }
+      const db = openDb(dataDir);
+      try {
+        if (db.byId(id) === undefined) {
+          console.error(`license-server: no license ${id} (see: license-server list)`);
+          return 1;
+        }
+        if (!db.release(id, device)) {
+          console.error(`license-server: device ${device} holds no seat of ${id}`);
+          return 1;
+        }
+        console.log(`released the seat of device ${device} on ${id}`);
         return 0;
       } finally {
         db.close();

@@ -11,6 +11,9 @@
 #   BENCH_ONLY=prv deno task bench     only the .prv container section (no relay, network or root)
 #   BENCH_ONLY=hostile deno task bench only the hostile-load section (RSS under attack)
 #   BENCH_ONLY=prv-stream deno task bench   only /stream through the daemon (bench/scenarios/prv_stream.ts)
+#   BENCH_ONLY=p2p deno task bench     only the direct path over QUIC (bench/scenarios/p2p.ts)
+#   BENCH_ONLY=send-rss deno task bench     only the sender's memory for large files (bench/scenarios/send_rss.ts)
+#   BENCH_ONLY=large-mail deno task bench   only received-mail memory (bench/scenarios/large_mail.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -22,7 +25,7 @@ DENO="${DENO:-$parent_exe}"
 export DENO
 # The container benchmark uses only WebCrypto and files in /tmp: no packages, no namespace.
 if [ "${BENCH_ONLY:-}" = prv ] && [ "${EDGE_BENCH_IN_NS:-}" != 1 ]; then
-  exec "$DENO" run -A --no-prompt bench/drivers/run.ts
+  exec "$DENO" run -A --no-prompt --unstable-net bench/drivers/run.ts
 fi
 # shellcheck source=scripts/isolation.sh
 . "$root/scripts/isolation.sh" # the tests' namespace set-up: enter_isolation
@@ -30,14 +33,15 @@ fi
 # Inside the namespace: the same isolation as the tests, then the benchmark driver.
 if [ "${EDGE_BENCH_IN_NS:-}" = 1 ]; then
   enter_isolation edge-bench "edge gateway bench"
-  "$DENO" run -A --no-prompt bench/drivers/run.ts
+  "$DENO" run -A --no-prompt --unstable-net bench/drivers/run.ts
   exit $?
 fi
 
 [ "$(id -u)" = 0 ] || { echo "bench.sh: needs root (packages, network namespace)" >&2; exit 1; }
 if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ] &&
   [ "${BENCH_ONLY:-}" != groups ] && [ "${BENCH_ONLY:-}" != hostile ] &&
-  [ "${BENCH_ONLY:-}" != prv-stream ]; then
+  [ "${BENCH_ONLY:-}" != prv-stream ] && [ "${BENCH_ONLY:-}" != p2p ] &&
+  [ "${BENCH_ONLY:-}" != send-rss ] && [ "${BENCH_ONLY:-}" != large-mail ]; then
   command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
   command -v node >/dev/null || { echo "bench.sh: node is needed for the SSE client" >&2; exit 1; }
 fi

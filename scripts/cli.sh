@@ -6,6 +6,7 @@
 #   --accounts DIR   read DIR (license status without a daemon, the stored fingerprint), and the
 #                    license keys EDGE_LICENSE_TRUSTED_KEYS names, as the daemon run from source
 #   --out F          write F (view); nothing else is writable
+#   backup import FILE --data-dir D   read FILE, read and write D (the offline restore)
 # Relative paths are taken from the caller's directory and passed on absolute.
 #   serve …          runs the daemon: handed to scripts/start.sh (its production permission set)
 set -euo pipefail
@@ -20,7 +21,8 @@ fi
 caller_cwd="${INIT_CWD:-$PWD}"
 abspath() { case "$1" in /* | '') printf '%s' "$1" ;; *) printf '%s/%s' "$caller_cwd" "$1" ;; esac; }
 
-reads=(/etc/machine-id) writes=() env_allow="EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN" args=()
+reads=(/etc/machine-id) writes=() args=()
+env_allow="EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,EDGE_BACKUP_PASSPHRASE,PRIVITTY_BACKUP_PASSPHRASE"
 while [ $# -gt 0 ]; do
   case "$1" in
   --accounts | --out)
@@ -34,10 +36,24 @@ while [ $# -gt 0 ]; do
     if [ "${1%%=*}" = --accounts ]; then reads+=("$path"); else writes+=("$path"); fi
     args+=("${1%%=*}=$path") && shift
     ;;
+  --data-dir)
+    [ $# -ge 2 ] || { args+=("$1") && shift && continue; }
+    path="$(abspath "$2")" && reads+=("$path") && writes+=("$path")
+    args+=("$1" "$path") && shift 2
+    ;;
+  --data-dir=*)
+    path="$(abspath "${1#*=}")" && reads+=("$path") && writes+=("$path")
+    args+=("--data-dir=$path") && shift
+    ;;
   --) args+=("$@") && break ;;
   *) args+=("$1") && shift ;;
   esac
 done
+
+# `backup import FILE`: FILE is read (made absolute like the other paths).
+if [ "${args[0]-}" = backup ] && [ "${args[1]-}" = import ] && [ -n "${args[2]-}" ]; then
+  args[2]="$(abspath "${args[2]}")" && reads+=("${args[2]}")
+fi
 
 # With a data directory to read offline: the license keys trusted when run from source
 # (docs/licenses.md#trust-boundary), as scripts/start.sh grants them to the daemon.

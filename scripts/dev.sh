@@ -112,6 +112,8 @@ fi
 
 # License: the project's license server on --port + 100 (7300), its key trusted by the gateways
 # (run from source), and one dev license they activate at start unless EDGE_LICENSE_URL is set.
+# Each gateway is its own installation (docs/identity.md) and takes a seat: 16 seats cover any
+# --gateways a development box runs, also when a later run asks for more than the first.
 lic_dir="$state/license-server"
 lic_port=$((port + 100))
 bash "$here/license_server.sh" serve --data-dir "$lic_dir" --port "$lic_port" >/dev/null &
@@ -124,7 +126,7 @@ export EDGE_LICENSE_TRUSTED_KEYS="$lic_dir/public-key.pem${EDGE_LICENSE_TRUSTED_
 if [ -z "${EDGE_LICENSE_URL:-}" ]; then
   [ -s "$lic_dir/dev-license.url" ] ||
     bash "$here/license_server.sh" issue --data-dir "$lic_dir" --type dev --days 365 \
-      --max-devices 1 --customer "Local development" | tail -n 1 >"$lic_dir/dev-license.url"
+      --max-devices 16 --customer "Local development" | tail -n 1 >"$lic_dir/dev-license.url"
   EDGE_LICENSE_URL="$(cat "$lic_dir/dev-license.url")"
   export EDGE_LICENSE_URL
 fi

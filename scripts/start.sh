@@ -3,6 +3,7 @@
 # (scripts/permissions.sh), for any data directory given.
 #   start.sh [--port P] [--host H] [--data-dir D] [--files-dir F] [--cors]
 #   start.sh [--listen HOST:PORT] [--accounts D] [--files-dir F] [--cors]   (the product's names)
+#   … [--import-backup FILE]   (FILE, or EDGE_IMPORT_BACKUP's, becomes readable: docs/backup.md)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -18,6 +19,7 @@ files_dir="${EDGE_FILES_DIR:-${PRIVITTY_FILES_DIR:-}}"
 # is the daemon's clear error; the first one names the directory the permissions allow.
 dir_flags=()
 args=()
+import_backup="${EDGE_IMPORT_BACKUP:-${PRIVITTY_IMPORT_BACKUP:-}}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir|--accounts)
@@ -27,6 +29,11 @@ while [ $# -gt 0 ]; do
     --data-dir=*|--accounts=*)
       [ ${#dir_flags[@]} -gt 0 ] || data_dir="${1#*=}"
       dir_flags+=("${1%%=*}" "$(abspath "${1#*=}")"); shift ;;
+    --import-backup)
+      [ $# -ge 2 ] || { args+=("$1"); shift; continue; }
+      import_backup="$(abspath "$2")"; args+=("$1" "$import_backup"); shift 2 ;;
+    --import-backup=*)
+      import_backup="$(abspath "${1#*=}")"; args+=("--import-backup=$import_backup"); shift ;;
     --files-dir) files_dir="${2-}"; shift $(( $# >= 2 ? 2 : 1 )) ;;
     --files-dir=*) files_dir="${1#*=}"; shift ;;
     *) args+=("$1"); shift ;;
@@ -61,6 +68,9 @@ export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-4194304}"
 extra_reads="$key_files"
 tokens_file="${EDGE_API_TOKENS_FILE:-${PRIVITTY_API_TOKENS_FILE:-}}"
 [ -z "$tokens_file" ] || extra_reads="${extra_reads:+$extra_reads,}$tokens_file"
+# A backup to restore at first start (--import-backup / EDGE_IMPORT_BACKUP, docs/backup.md): that
+# one file is readable wherever it is; the restore itself writes only inside the data directory.
+[ -z "$import_backup" ] || extra_reads="${extra_reads:+$extra_reads,}$import_backup"
 mapfile -t flags < <(daemon_permission_flags "$data_dir" "$files_dir" "$extra_reads")
 exec "${DENO:-deno}" run "${flags[@]}" "$root/main.ts" serve \
   "${dir_flags[@]}" --files-dir "$files_dir" ${args[@]+"${args[@]}"}

@@ -16,7 +16,7 @@ DENO_VERSION=2.9.5
 # shellcheck source=scripts/isolation.sh
 . "$ROOT/scripts/isolation.sh" # TEST_DOMAINS, enter_isolation, cleanup_run
 # shellcheck source=scripts/permissions.sh
-. "$ROOT/scripts/permissions.sh" # DAEMON_V8_FLAGS: the tests run with the daemon's runtime flags
+. "$ROOT/scripts/permissions.sh" # DAEMON_*_FLAGS: the tests run with the daemon's runtime flags
 
 die() {
   echo "test.sh: $*" >&2
@@ -78,7 +78,7 @@ run_deno_test() {
   shift
   for arg in "$@"; do [ -e "$arg" ] && has_path=1; done
   [ "$has_path" = 1 ] || set -- "$@" tests/
-  NO_COLOR=1 "$DENO" test -A --no-prompt "$DAEMON_V8_FLAGS" "$@" 2>&1 | tee "$log" || rc="${PIPESTATUS[0]}"
+  NO_COLOR=1 "$DENO" test -A --no-prompt "$DAEMON_UNSTABLE_FLAGS" "$DAEMON_V8_FLAGS" "$@" 2>&1 | tee "$log" || rc="${PIPESTATUS[0]}"
   # Deno's closing line: "ok | 3 passed (2 steps) | 0 failed | 1 ignored (10ms)" or "FAILED | ..."
   summary="$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1 || true)"
   local static_failed="${EDGE_STATIC_FAILED:-0}"

@@ -53,6 +53,17 @@ export interface GatewayConfig {
   readonly ssePingMs: number;
   /** Allow IMAP/SMTP without TLS (only when explicitly configured). */
   readonly allowPlaintextMail: boolean;
+  /** `--import-backup` / EDGE_IMPORT_BACKUP: a backup restored before provisioning (docs/backup.md). */
+  readonly importBackup: string | undefined;
+  /** EDGE_BACKUP_PASSPHRASE: opens `importBackup`. Never logged. */
+  readonly backupPassphrase: string | undefined;
+  /**
+   * `--p2p-listen` / EDGE_P2P_LISTEN: the UDP address of the direct path over QUIC
+   * (docs/p2p.md); port 0 is an ephemeral port (the default); null when `off`.
+   */
+  readonly p2pListen: { readonly host: string; readonly port: number } | null;
+  /** `--stun` / EDGE_STUN_SERVER: a STUN server that tells the direct path its public mapping. */
+  readonly stunServer: { readonly host: string; readonly port: number } | undefined;
 }
 
 /**
@@ -73,6 +84,10 @@ export const DAEMON_ENV_VARS = [
   "EDGE_ALLOWED_HOSTS",
   "EDGE_API_TOKEN",
   "EDGE_API_TOKENS_FILE",
+  "EDGE_IMPORT_BACKUP",
+  "EDGE_BACKUP_PASSPHRASE",
+  "EDGE_P2P_LISTEN",
+  "EDGE_STUN_SERVER",
 ] as const;
 
 /** Prefix of the contract's input names. */
@@ -265,7 +280,18 @@ export function readFlags(
  * (docs/product-compat.md#daemon-flags).
  */
 export const SERVE_FLAGS = {
-  values: ["port", "host", "data-dir", "files-dir", "listen", "accounts", "allowed-hosts"],
+  values: [
+    "port",
+    "host",
+    "data-dir",
+    "files-dir",
+    "listen",
+    "accounts",
+    "allowed-hosts",
+    "import-backup",
+    "p2p-listen",
+    "stun",
+  ],
   booleans: [],
   optional: ["cors"],
 } as const;
@@ -333,6 +359,40 @@ export function parseListen(value: string): { host: string; port: number } {
     host: host === "" ? ALL_INTERFACES : host,
     port: parsePort(m[3], `--listen "${value}": port`),
   };
+}
+
+/** Parses `HOST:PORT` (IPv6 bracketed) for the direct path's inputs, naming `label` on error. */
+function parseUdpAddress(value: string, label: string, example: string) {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):([^:]*)$/.exec(value.trim());
+  if (m === null) {
+    throw new ConfigError(`${label} "${value}" is not valid; expected HOST:PORT (e.g. ${example})`);
+  }
+  if (!/^\d{1,5}$/.test(m[3]!) || Number(m[3]) > 65535) {
+    throw new ConfigError(`${label} "${value}": port is not valid; expected a UDP port 0-65535`);
+  }
+  const port = Number(m[3]);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+/** Parses `--p2p-listen` / EDGE_P2P_LISTEN: `off`, or HOST:PORT (port 0: ephemeral). */
+export function parseP2pListen(
+  value: string | undefined,
+  label: string,
+): GatewayConfig["p2pListen"] {
+  if (value === undefined || value.trim() === "") return { host: "0.0.0.0", port: 0 };
+  if (value.trim().toLowerCase() === "off") return null;
+  return parseUdpAddress(value, label, "0.0.0.0:7201, [::]:0 or off");
+}
+
+/** Parses `--stun` / EDGE_STUN_SERVER: HOST:PORT of a STUN server (RFC 8489), unset: none. */
+export function parseStunServer(
+  value: string | undefined,
+  label: string,
+): GatewayConfig["stunServer"] {
+  if (value === undefined || value.trim() === "") return undefined;
+  const a = parseUdpAddress(value, label, "stun.example.org:3478");
+  if (a.port === 0) throw new ConfigError(`${label} "${value}": port 0 is not a STUN server's`);
+  return a;
 }
 
 /** Throws when a flag and its product alias are both given (which one counts would be a guess). */
@@ -412,6 +472,8 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
   const allowedHosts = str("allowed-hosts") !== undefined
     ? parseAllowedHosts(str("allowed-hosts"), "--allowed-hosts")
     : parseAllowedHosts(hostsEnv.value, hostsEnv.label);
+  const p2pEnv = input("EDGE_P2P_LISTEN");
+  const stunEnv = input("EDGE_STUN_SERVER");
   const tokenEnv = input("EDGE_API_TOKEN");
   const tokensFileEnv = input("EDGE_API_TOKENS_FILE");
   const apiToken = tokenEnv.value === "" ? undefined : tokenEnv.value;
@@ -433,6 +495,7 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
       `${tokensFileEnv.label} "${apiTokensFile}" is not valid; expected an absolute file path`,
     );
   }
+  const backup = parseImportBackup(str("import-backup"), input);
   return Object.freeze({
     profile: profile === "" ? undefined : profile,
     licenseUrl,
@@ -450,5 +513,36 @@ export function parseConfig(args: readonly string[], env: EnvReader): GatewayCon
     logLevel,
     ssePingMs,
     allowPlaintextMail: parseBool(plaintextEnv.value ?? "false", plaintextEnv.label),
+    ...backup,
+    p2pListen: str("p2p-listen") !== undefined
+      ? parseP2pListen(str("p2p-listen"), "--p2p-listen")
+      : parseP2pListen(p2pEnv.value, p2pEnv.label),
+    stunServer: str("stun") !== undefined
+      ? parseStunServer(str("stun"), "--stun")
+      : parseStunServer(stunEnv.value, stunEnv.label),
   });
+}
+
+/**
+ * `--import-backup FILE` (else EDGE_IMPORT_BACKUP): an absolute file path, which needs
+ * EDGE_BACKUP_PASSPHRASE (the passphrase is read only then).
+ */
+function parseImportBackup(
+  flag: string | undefined,
+  input: (name: string) => EnvInput,
+): { importBackup: string | undefined; backupPassphrase: string | undefined } {
+  const env = input("EDGE_IMPORT_BACKUP");
+  const value = flag ?? (env.value || undefined);
+  const label = flag !== undefined ? "--import-backup" : env.label;
+  if (value === undefined) return { importBackup: undefined, backupPassphrase: undefined };
+  if (!value.startsWith("/")) {
+    throw new ConfigError(`${label} "${value}" is not valid; expected an absolute file path`);
+  }
+  const pass = input("EDGE_BACKUP_PASSPHRASE");
+  if (!pass.value) {
+    throw new ConfigError(
+      `${label} needs the backup's passphrase in ${envNames("EDGE_BACKUP_PASSPHRASE")}`,
+    );
+  }
+  return { importBackup: value, backupPassphrase: pass.value };
 }

@@ -31,6 +31,11 @@ Options:
                        Off by default: a request from another origin is refused (403)
   --allowed-hosts H    Host names the API answers besides IP addresses, localhost and
                        single-label names (comma list, *.example.org; * turns the check off)
+  --import-backup FILE restore this backup (export_backup) into the empty data directory
+                       before provisioning; the passphrase comes from EDGE_BACKUP_PASSPHRASE
+  --p2p-listen A       UDP HOST:PORT of the direct file path over QUIC (default 0.0.0.0:0,
+                       an ephemeral port; off disables it; see docs/p2p.md)
+  --stun HOST:PORT     a STUN server that tells the direct path its public address (none)
   --help               this text
 Give one form of each: --listen or --host/--port, --accounts or --data-dir.
 
@@ -50,6 +55,10 @@ Environment (each also as PRIVITTY_*, e.g. PRIVITTY_PROFILE; the EDGE_ name wins
                              Authorization: Bearer <token> (off by default)
   EDGE_API_TOKENS_FILE       or named tokens with scopes, one a line:
                              <name> <read,send,admin> sha256:<hex of the token>
+  EDGE_IMPORT_BACKUP         as --import-backup
+  EDGE_BACKUP_PASSPHRASE     the passphrase of the backup to import (docs/backup.md)
+  EDGE_P2P_LISTEN            as --p2p-listen
+  EDGE_STUN_SERVER           as --stun
 See README.md for details.`;
 
 /** Parses the configuration, runs the daemon until a stop signal, and returns the exit code. */

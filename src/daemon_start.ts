@@ -2,8 +2,9 @@
  * Starts a provisioned daemon: composes services, starts the mail loop and the HTTP server, and
  * returns a handle whose `stop()` shuts down in order (loops, server, store, lock).
  */
+import { restoreAtStart } from "./backup/start.ts";
 import type { GatewayConfig } from "./config.ts";
-import { describeError, StartupError } from "./errors.ts";
+import { describeError, diskFullError, StartupError } from "./errors.ts";
 import { Connectivity } from "./constants.ts";
 import { ConnectivityMonitor } from "./core/connectivity.ts";
 import { EventBus } from "./events/bus.ts";
@@ -19,6 +20,7 @@ import { retryActivation } from "./license/start.ts";
 import { logger } from "./log.ts";
 import { createMailRuntime } from "./mail_runtime.ts";
 import { provision } from "./provision/mod.ts";
+import { watchDiskSpace } from "./store/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { monotonicNow } from "./transport/clock.ts";
@@ -47,11 +49,17 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   const bootStart = performance.now();
   checkListenAddress(config);
   const tokens = await loadApiTokens(config);
+  await restoreAtStart(config); // before provisioning: a restored account is provisioned already
   const early: GatewayEvent[] = []; // provisioning's events wait for the store's id sequence
   const account = await provision(config, { events: { publish: (e) => early.push(e) } });
   const bus = new EventBus({
     journal: new EventJournal(account.store.events, {
-      onError: (err) => log.warn(`cannot write the event journal: ${describeError(err)}`),
+      // A full disk is said once, by the store's disk state; the journal retries with each batch.
+      onError: (err) => {
+        if (diskFullError(err) === undefined) {
+          log.warn(`cannot write the event journal: ${describeError(err)}`);
+        }
+      },
     }),
   });
   for (const event of early) bus.publish(event);
@@ -64,7 +72,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     dataDir: config.dataDir,
     serverParams: account.serverParams,
     password: account.password,
-    deviceFingerprint: account.device.fingerprint,
+    secretKeys: account.installation.keys,
     noteGarbage: (bytes) => burstGc.note(bytes),
     problems: connectivity,
     license: account.license,
@@ -91,6 +99,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
   imap.start(loops.signal);
   mail.start(loops.signal);
+  // A start on a full disk, or a disk that fills later: messaging resumes once space is back.
+  const diskWatch = watchDiskSpace(account.store.db, loops.signal);
   const licenseRetry = account.licenseRetryUrl === undefined
     ? Promise.resolve()
     : retryActivation(account.license, account.licenseRetryUrl, loops.signal);
@@ -118,6 +128,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     await imap.stop();
     await mail.stop();
     await licenseRetry;
+    await diskWatch;
     bus.close();
     account.store.close();
     account.lock.release();
@@ -134,6 +145,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     ["IMAP loop", () => (loops.abort(), imap.stop())],
     ["outbox and receipts", () => mail.stop()],
     ["license activation retry", () => licenseRetry],
+    ["disk space watch", () => diskWatch],
     ["event streams", () => bus.close()],
     ["HTTP server", () => (burstGc.cancel(), server.shutdown())],
     ["store", () => account.store.close()],

@@ -53,6 +53,11 @@ export class DiskFullError extends GatewayError {
 
 /** SQLite's primary result code SQLITE_FULL ("database or disk is full"). */
 const SQLITE_FULL = 13;
+/**
+ * SQLite's SQLITE_IOERR_SHMSIZE: the WAL index file (`-shm`) could not grow, which is what a full
+ * disk does to the first read of a WAL database (its message is only "disk I/O error").
+ */
+const SQLITE_IOERR_SHMSIZE = 4874;
 
 /** Whether one error (not its causes) says the disk is full. */
 function saysDiskFull(err: unknown): boolean {
@@ -61,6 +66,7 @@ function saysDiskFull(err: unknown): boolean {
   const e = err as Error & { errcode?: unknown; code?: unknown };
   // node:sqlite sets `errcode` (extended code: the primary one is its low byte).
   if (typeof e.errcode === "number" && (e.errcode & 0xff) === SQLITE_FULL) return true;
+  if (e.errcode === SQLITE_IOERR_SHMSIZE) return true;
   if (e.code === "ENOSPC") return true;
   return /database or disk is full|no space left on device|os error 28|ENOSPC/i.test(e.message);
 }

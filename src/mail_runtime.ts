@@ -4,13 +4,15 @@
  * waiting for a join. The daemon wires `reception` into the IMAP loop and `core` into `Services`.
  */
 import { type AccountCore, createAccountCore } from "./account/core.ts";
+import { removeReceiveLeftovers } from "./core/blobs.ts";
 import { blobDirOf } from "./core/context.ts";
 import { loadIdentity } from "./core/contacts/mod.ts";
 import { InboxReception } from "./core/receive/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
+import type { StoredSecretKeys } from "./protected_files/key_shares.ts";
 import { logger } from "./log.ts";
-import type { Store } from "./store/mod.ts";
+import { setRelayMessageLimit, type Store } from "./store/mod.ts";
 import { monotonicNow } from "./transport/clock.ts";
 import type { MailProblemSink } from "./transport/mail_problem.ts";
 import type { ServerParams } from "./transport/server_params.ts";
@@ -30,8 +32,8 @@ export interface MailRuntimeOptions {
   readonly dataDir: string;
   readonly serverParams: ServerParams;
   readonly password: string;
-  /** The device fingerprint: protected files' stored shares are bound to it. */
-  readonly deviceFingerprint?: string;
+  /** The keys protected files' stored secrets are wrapped under (docs/identity.md). */
+  readonly secretKeys?: StoredSecretKeys;
   /** Told the size of each mail reception went through (`InboxReceptionOptions`). */
   readonly noteGarbage?: (bytes: number) => void;
   /** Told when sending fails because of the device's clock (the daemon's ConnectivityMonitor). */
@@ -55,8 +57,12 @@ export interface MailRuntime {
 export function outboxQueue(core: AccountCore): OutboxQueue {
   const states = core.states;
   const outbox = core.ctx.store.outbox;
+  const spool = core.ctx.spool;
   return {
-    due: (now, limit) => outbox.due(now, limit),
+    due: (now, limit) =>
+      outbox.due(now, limit).map((row) =>
+        row.spool === "" ? row : { ...row, spoolPath: spool.path(row.spool) }
+      ),
     nextDueAt: () => outbox.nextDueAt(),
     pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
     sent: (id) => void states.outboxSent(id),
@@ -74,9 +80,14 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     blobDir: blobDirOf(o.dataDir),
     self: await loadIdentity(o.store),
     license: o.license,
-    deviceFingerprint: o.deviceFingerprint,
+    secretKeys: o.secretKeys,
     wakeSender: () => loops.smtp?.wake(),
   });
+  // Mails rendered for sends that never committed (a crash between the two) have no row.
+  const orphans = await core.ctx.spool.sweep(new Set(o.store.outbox.spools()));
+  if (orphans > 0) log.info("spool files without an outbox row removed", { files: orphans });
+  // A process killed while it read a large mail left its temp files; the mail is still on the server.
+  await removeReceiveLeftovers(core.ctx.blobDir);
   const smtp = loops.smtp = new SmtpLoop({
     endpoint: o.serverParams.smtp,
     password: o.password,
@@ -85,6 +96,17 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     now: () => core.ctx.now(),
     monotonic: monotonicNow,
     problems: o.problems,
+    onSizeLimit: (bytes) => {
+      try {
+        if (setRelayMessageLimit(o.store, bytes)) {
+          log.info("relay message size limit", { bytes: bytes ?? null });
+        }
+      } catch (err) {
+        log.warn("relay message size limit not stored", {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
   });
   let sweep: ReturnType<typeof setInterval> | undefined;
   let transferTimer: ReturnType<typeof setTimeout> | undefined;
@@ -126,8 +148,11 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
       clearTimeout(transferTimer);
       await settling;
       await transferSweep;
-      await core.receipts.close();
-      await smtp.stop();
+      try {
+        await core.receipts.close(); // a full disk may refuse the queueing
+      } finally {
+        await smtp.stop();
+      }
     },
   };
 }

@@ -330,3 +330,63 @@ Deno.test("EDGE_HOST (the image's PRIVITTY_HOST) sets the listen address; flags 
     "127.0.0.1",
   );
 });
+
+Deno.test("--import-backup / EDGE_IMPORT_BACKUP need an absolute path and the passphrase", () => {
+  const none = parseConfig([], env({}));
+  assert.equal(none.importBackup, undefined);
+  assert.equal(none.backupPassphrase, undefined);
+  const byEnv = parseConfig(
+    [],
+    env({ EDGE_IMPORT_BACKUP: "/b/x.bak", EDGE_BACKUP_PASSPHRASE: "pw" }),
+  );
+  assert.equal(byEnv.importBackup, "/b/x.bak");
+  assert.equal(byEnv.backupPassphrase, "pw");
+  const twins = parseConfig(
+    [],
+    env({ PRIVITTY_IMPORT_BACKUP: "/b/y.bak", PRIVITTY_BACKUP_PASSPHRASE: "pw2" }),
+  );
+  assert.equal(twins.importBackup, "/b/y.bak");
+  assert.equal(twins.backupPassphrase, "pw2");
+  const flag = parseConfig(
+    ["--import-backup", "/b/z.bak"],
+    env({ EDGE_IMPORT_BACKUP: "/b/x.bak", EDGE_BACKUP_PASSPHRASE: "pw" }),
+  );
+  assert.equal(flag.importBackup, "/b/z.bak", "the flag wins");
+  assert.throws(
+    () => parseConfig(["--import-backup=x.bak"], env({ EDGE_BACKUP_PASSPHRASE: "pw" })),
+    /--import-backup "x\.bak" is not valid; expected an absolute file path/,
+  );
+  assert.throws(
+    () => parseConfig([], env({ EDGE_IMPORT_BACKUP: "/b/x.bak" })),
+    /EDGE_IMPORT_BACKUP needs the backup's passphrase in EDGE_BACKUP_PASSPHRASE \(or PRIVITTY_BACKUP_PASSPHRASE\)/,
+  );
+  // The passphrase alone (for the CLI's backup commands) starts nothing and is not kept.
+  assert.equal(parseConfig([], env({ EDGE_BACKUP_PASSPHRASE: "pw" })).backupPassphrase, undefined);
+});
+
+Deno.test("the direct path: an ephemeral UDP port by default, HOST:PORT, off, and a STUN server", () => {
+  const d = parseConfig([], env({}));
+  assert.deepEqual(d.p2pListen, { host: "0.0.0.0", port: 0 });
+  assert.equal(d.stunServer, undefined);
+  const f = parseConfig(["--p2p-listen", "[::]:7201", "--stun=stun.example.org:3478"], env({}));
+  assert.deepEqual(f.p2pListen, { host: "::", port: 7201 });
+  assert.deepEqual(f.stunServer, { host: "stun.example.org", port: 3478 });
+  assert.equal(parseConfig([], env({ EDGE_P2P_LISTEN: "off" })).p2pListen, null);
+  const twin = parseConfig([], env({ PRIVITTY_P2P_LISTEN: "10.0.0.2:7300" }));
+  assert.deepEqual(twin.p2pListen, { host: "10.0.0.2", port: 7300 });
+  const stunEnv = parseConfig([], env({ EDGE_STUN_SERVER: "203.0.113.1:3478" }));
+  assert.deepEqual(stunEnv.stunServer, { host: "203.0.113.1", port: 3478 });
+  assert.equal(
+    parseConfig(["--p2p-listen", "off"], env({ EDGE_P2P_LISTEN: "0.0.0.0:7300" })).p2pListen,
+    null,
+    "the flag wins",
+  );
+  assert.throws(
+    () => parseConfig(["--p2p-listen", "7201"], env({})),
+    (e) => e instanceof ConfigError && /--p2p-listen "7201".*HOST:PORT/.test(e.message),
+  );
+  assert.throws(
+    () => parseConfig([], env({ EDGE_STUN_SERVER: "stun.example.org:0" })),
+    (e) => e instanceof ConfigError && /EDGE_STUN_SERVER/.test(e.message),
+  );
+});

@@ -6,7 +6,10 @@
  * inbox flood of the hostile-load section (bench/scenarios/hostile_mail.ts; alone: BENCH_ONLY=hostile-mail)
  * and the protected-file container section (bench/scenarios/prv.ts; alone: BENCH_ONLY=prv), and the group
  * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
- * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream).
+ * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), the sender's memory for
+ * large files (bench/scenarios/send_rss.ts; alone: BENCH_ONLY=send-rss), received-mail memory
+ * (bench/scenarios/large_mail.ts; alone: BENCH_ONLY=large-mail), and the direct path over QUIC
+ * between two namespaces (bench/scenarios/p2p.ts; alone: BENCH_ONLY=p2p).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
@@ -294,9 +297,18 @@ if (import.meta.main) {
     await runGroupsSection("BENCH_ONLY=groups npx --yes deno@2.9.5 task bench");
   } else if (only === "prv") {
     await runPrvSection("BENCH_ONLY=prv npx --yes deno@2.9.5 task bench");
+  } else if (only === "p2p") {
+    const { runP2pSection } = await import("../scenarios/p2p.ts");
+    await runP2pSection("BENCH_ONLY=p2p npx --yes deno@2.9.5 task bench");
+  } else if (only === "send-rss") {
+    const { runSendRssSection } = await import("../scenarios/send_rss.ts");
+    await runSendRssSection("BENCH_ONLY=send-rss npx --yes deno@2.9.5 task bench");
   } else if (only === "prv-stream") {
     const { runPrvStreamSection } = await import("../scenarios/prv_stream.ts");
     await runPrvStreamSection("BENCH_ONLY=prv-stream npx --yes deno@2.9.5 task bench");
+  } else if (only === "large-mail") {
+    const { runLargeMailSection } = await import("../scenarios/large_mail.ts");
+    await runLargeMailSection("BENCH_ONLY=large-mail npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/scenarios/e2e.ts), hostile load (bench/scenarios/hostile.ts and
@@ -309,6 +321,9 @@ if (import.meta.main) {
       await runPrvSection();
       await runGroupsSection();
       await (await import("../scenarios/prv_stream.ts")).runPrvStreamSection();
+      await (await import("../scenarios/p2p.ts")).runP2pSection("npx --yes deno@2.9.5 task bench");
+      await (await import("../scenarios/send_rss.ts")).runSendRssSection();
+      await (await import("../scenarios/large_mail.ts")).runLargeMailSection();
     }
   }
 }

@@ -133,9 +133,10 @@ one IMAP MOVE, then A sends ${REAL} real messages. B drains one mail at a time
 Before the drain went one mail at a time (commit 3af42f8: one FETCH of every body per pass), the
 same flood in \`tests/integration/inbox_flood_test.ts\` on this machine peaked at 1,040 MB and
 stayed at 939 MB; on a slower link the batch outlasted the 5 s heartbeat and was fetched again
-forever. The peak now is one mail's way through the pipeline (the fetched bytes, the MIME text,
-armor, ciphertext, plaintext and the attachment each hold a copy) plus the garbage of the mails
-before it, which V8 collects when it sees fit.
+forever. Each mail is now read as a stream (issue 17 §0: fetched in 1 MiB ranges into a temp file,
+then MIME, armor, OpenPGP and base64 streamed); before, the peak was one mail's way through the
+pipeline, the fetched bytes, MIME text, armor, ciphertext, plaintext and attachment each a copy
+(582 MB in the run of 2026-11-24, drain 6.0 s, slowest mail 1,031 ms).
 
 What stays after the flood (same flood, this machine; rest, peak, after):
 

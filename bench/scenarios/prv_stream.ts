@@ -9,10 +9,14 @@
  */
 import { blobDirOf } from "../../src/core/context.ts";
 import { DataDirLayout } from "../../src/constants.ts";
-import { deviceKeyOf, deviceWrap } from "../../src/protected_files/key_shares.ts";
+import {
+  deviceTagOf,
+  deviceWrap,
+  storedSecretKeysOf,
+} from "../../src/protected_files/key_shares.ts";
 import { encryptToPrv } from "../../src/prv/mod.ts";
 import { RECENT_WRITE_MS } from "../../src/protected_files/prv_open_cache.ts";
-import { Store } from "../../src/store/mod.ts";
+import { ConfigKey, Store } from "../../src/store/mod.ts";
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { startRelay } from "../../tests/_helpers/relay.ts";
 import { rssMb } from "../../tests/_helpers/rss.ts";
@@ -216,8 +220,9 @@ export async function runPrvStreamSection(
   await daemon.waitHealthy();
   const fingerprint = (await Deno.readTextFile(`${dataDir}/${DataDirLayout.DEVICE_FINGERPRINT}`))
     .trim();
-  const deviceKey = deviceKeyOf(fingerprint);
   const store = Store.open(`${dataDir}/${DataDirLayout.DATABASE}`);
+  // Sent files' CEKs are wrapped under the installation's owner key (docs/identity.md).
+  const ownerKey = storedSecretKeysOf(store.config.get(ConfigKey.INSTALLATION_SECRET)!, "").owner;
   const blobDir = blobDirOf(dataDir);
   await Deno.mkdir(blobDir, { recursive: true });
   const window = new Uint8Array(16 * MiB);
@@ -243,7 +248,8 @@ export async function runPrvStreamSection(
       name: `bench-${mib}.bin`,
       mime: "application/octet-stream",
       size: enc.plaintextSize,
-      cek: deviceWrap(deviceKey, "cek", enc.fileUid, enc.cek),
+      cek: deviceWrap(ownerKey, "cek", enc.fileUid, enc.cek),
+      keyTag: deviceTagOf(ownerKey),
       allowDownload: true,
       allowForward: false,
       durationMinutes: 0,

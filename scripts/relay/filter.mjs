@@ -4,17 +4,18 @@
 // (523 / 500) or re-injects it into Postfix's "reinject" smtpd and answers with its reply.
 // Node on purpose: it starts in ~50 ms and needs no packages; node is present wherever npx is.
 //
-// usage: node filter.mjs LISTEN_SOCKET REINJECT_SOCKET LOG_FILE
+// usage: node filter.mjs LISTEN_SOCKET REINJECT_SOCKET LOG_FILE [MAX_BYTES]
 import fs from "node:fs";
 import net from "node:net";
 import { checkOutgoing } from "./filter_check.mjs";
 
-const [listenPath, reinjectPath, logFile] = process.argv.slice(2);
+const [listenPath, reinjectPath, logFile, maxBytesArg] = process.argv.slice(2);
 if (!listenPath || !reinjectPath || !logFile) {
   console.error("usage: node filter.mjs LISTEN_SOCKET REINJECT_SOCKET LOG_FILE");
   process.exit(2);
 }
-const MAX_BYTES = 32 * 1024 * 1024;
+// Postfix's message_size_limit (default 30 MiB) plus the room its own headers take.
+const MAX_BYTES = Number(maxBytesArg ?? 31457280) + 1024 * 1024;
 const NAME = "filter.relay.test";
 
 /** @param {string} line */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the test relay can run: Debian packages postfix, dovecot-core, dovecot-imapd,
 # dovecot-lmtpd and openssl (plus nodejs when node is absent), and a system user "vmail"; also
-# faketime and libfaketime, for the clock-skew tests (a gateway or a certificate on another clock).
+# faketime and libfaketime, for the clock-skew tests (a gateway or a certificate on another clock);
+# iproute2, nftables and coturn (its STUN server) for the direct-path tests (tests/transport/p2p/).
 #
 # usage: install-deps.sh [--check]
 #   --check  only report what is missing (exit 1 if anything is), never install
@@ -23,6 +24,10 @@ missing_packages() {
   command -v faketime >/dev/null 2>&1 || m+=(faketime)
   # the preload library, where Debian's multiarch layout puts it (tests/_helpers/faketime.ts)
   [ -e "/usr/lib/$(uname -m)-linux-gnu/faketime/libfaketime.so.1" ] || m+=(libfaketime)
+  # the direct-path tests: namespaces and veth pairs, dropped UDP, NAT, a STUN server
+  command -v ip >/dev/null 2>&1 || m+=(iproute2)
+  command -v nft >/dev/null 2>&1 || m+=(nftables)
+  command -v turnserver >/dev/null 2>&1 || m+=(coturn)
   echo "${m[*]:-}"
 }
 

@@ -62,7 +62,7 @@ start_node_parts() {
   echo $! >"$DIR/run/http.pid"
   if [ "$FILTER" = 1 ]; then
     setsid node "$HERE/filter.mjs" "$DIR/run/filter.sock" "$DIR/spool/postfix/public/reinject" \
-      "$DIR/log/filter.log" </dev/null >>"$DIR/log/filter.stderr" 2>&1 8>&- &
+      "$DIR/log/filter.log" "$MESSAGE_SIZE_LIMIT" </dev/null >>"$DIR/log/filter.stderr" 2>&1 8>&- &
     echo $! >"$DIR/run/filter.pid"
   fi
 }
@@ -101,7 +101,7 @@ write_state() {
       AUTOCONFIG_URL "$origin/.well-known/autoconfig/mail/config-v1.1.xml" \
       CERT "$DIR/tls/cert.pem" KEY "$DIR/tls/key.pem" MAILDIR "$DIR/mail" ROUTES "$ROUTES" \
       FILTER "$FILTER" CHATMAIL_CAP "$CHATMAIL_CAP" HEADER_CLEANUP "$HEADER_CLEANUP" \
-      POSTFIX_PID "$pf_pid" DOVECOT_PID "$dc_pid" HTTP_PID "$http_pid" FILTER_PID "$filter_pid"
+      MESSAGE_SIZE_LIMIT "$MESSAGE_SIZE_LIMIT" POSTFIX_PID "$pf_pid" DOVECOT_PID "$dc_pid" HTTP_PID "$http_pid" FILTER_PID "$filter_pid"
   } >"$DIR/relay.env"
   cat >"$DIR/relay.json" <<EOF
 {
@@ -134,5 +134,5 @@ load_relay_env() {
   IMAP_PORT="$RELAY_IMAP_PORT" IMAPS_PORT="$RELAY_IMAPS_PORT" SUBMISSION_PORT="$RELAY_SUBMISSION_PORT"
   SMTPS_PORT="$RELAY_SMTPS_PORT" MX_PORT="$RELAY_MX_PORT" HTTP_PORT="$RELAY_HTTP_PORT"
   HTTPS_PORT="$RELAY_HTTPS_PORT" FILTER="$RELAY_FILTER" CHATMAIL_CAP="$RELAY_CHATMAIL_CAP"
-  HEADER_CLEANUP="$RELAY_HEADER_CLEANUP"
+  HEADER_CLEANUP="$RELAY_HEADER_CLEANUP" MESSAGE_SIZE_LIMIT="${RELAY_MESSAGE_SIZE_LIMIT:-31457280}"
 }

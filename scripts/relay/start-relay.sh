@@ -17,6 +17,8 @@
 #   --no-chatmail-cap      do not advertise the XCHATMAIL IMAP capability
 #   --no-header-cleanup    keep Received/User-Agent/Subject on submitted mail
 #   --timeout S            readiness timeout in seconds (default 30)
+#   --message-size-limit N largest mail in bytes Postfix and the filter accept, advertised in
+#                          the SMTP SIZE extension (default 31457280, chatmail's 30 MiB)
 #   --mail-only            (re)start only Postfix and Dovecot of the relay already set up in DIR
 #                          (see stop-relay.sh --mail-only), keeping its ports and accounts
 # On success prints DIR/relay.env and READY. DIR/relay.json holds the same facts as JSON.
@@ -37,10 +39,11 @@ shift
 DOMAIN=_relay.test BIND=127.0.0.1 MAIL_HOST="" BASE=auto ROUTES="" TIMEOUT=30
 IMAP_PORT="" IMAPS_PORT="" SUBMISSION_PORT="" SMTPS_PORT="" MX_PORT="" HTTP_PORT="" HTTPS_PORT=""
 TLS_CERT="" TLS_KEY="" FILTER=1 CHATMAIL_CAP=1 HEADER_CLEANUP=1 MAIL_ONLY=0
+MESSAGE_SIZE_LIMIT=31457280
 while [ $# -gt 0 ]; do
   case "$1" in
   --domain | --bind | --mail-host | --port-base | --imap-port | --imaps-port | --submission-port | \
-    --smtps-port | --mx-port | --http-port | --https-port | --route | --tls-cert | --tls-key | --timeout)
+    --smtps-port | --mx-port | --http-port | --https-port | --route | --tls-cert | --tls-key | --timeout | --message-size-limit)
     [ $# -ge 2 ] || die "$1 needs a value"
     case "$1" in
     --domain) DOMAIN="$2" ;;
@@ -58,6 +61,7 @@ while [ $# -gt 0 ]; do
     --tls-cert) TLS_CERT="$2" ;;
     --tls-key) TLS_KEY="$2" ;;
     --timeout) TIMEOUT="$2" ;;
+    --message-size-limit) MESSAGE_SIZE_LIMIT="$2" ;;
     esac
     shift 2
     ;;
@@ -95,6 +99,7 @@ if [ "$MAIL_ONLY" = 1 ]; then
   exit 0
 fi
 
+[[ "$MESSAGE_SIZE_LIMIT" =~ ^[1-9][0-9]*$ ]] || die "--message-size-limit must be a byte count"
 case "$BIND" in 127.* | ::1) ;; *) die "refusing to listen on non-loopback address $BIND" ;; esac
 [[ "$DOMAIN" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z0-9_-]+$ ]] || die "domain must be dotted: $DOMAIN"
 { [ -n "$TLS_CERT" ] && [ -n "$TLS_KEY" ]; } || { [ -z "$TLS_CERT" ] && [ -z "$TLS_KEY" ]; } ||

@@ -18,6 +18,7 @@ import { MailComposer } from "../core/send/mod.ts";
 import { MessageStates } from "../core/chats/mod.ts";
 import {
   Messages,
+  type OutgoingDraft,
   type OutgoingMessage,
   type RenderedMail,
   type SendSteps,
@@ -26,15 +27,22 @@ import { ComposerOutgoing, type OutgoingRenderer } from "../core/send/mod.ts";
 import { OutgoingControls } from "../core/send/mod.ts";
 import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
+import { checkMailSize, PRV_PDU_ROOM_BYTES } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
 import { type DirectPath, TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
-import { deviceKeyOf } from "../protected_files/key_shares.ts";
+import { type StoredSecretKeys, storedSecretKeysOf } from "../protected_files/key_shares.ts";
 import { ProtectedFiles } from "../protected_files/service.ts";
 import { SecureJoin } from "../securejoin/mod.ts";
-import type { Store } from "../store/mod.ts";
+import {
+  type ChatRecord,
+  ConfigKey,
+  type ContactRecord,
+  relayMessageLimit,
+  type Store,
+} from "../store/mod.ts";
 
 /** What sharing a protected file is called in the license gate's -32001 message. */
 const SEND_PROTECTED = "send_msg with a protected .prv file";
@@ -53,8 +61,11 @@ export interface AccountCoreOptions {
   readonly now?: () => number;
   /** Wakes the mail sender after a commit that queued mail (`DomainTx.mailQueued`). */
   readonly wakeSender?: WakeSender;
-  /** The device fingerprint: protected files' stored shares are bound to it. */
-  readonly deviceFingerprint?: string | undefined;
+  /**
+   * The keys protected files' stored secrets are wrapped under (docs/identity.md); default: the
+   * store's installation secret with an empty machine id (tests).
+   */
+  readonly secretKeys?: StoredSecretKeys | undefined;
   /** How long read and delivery receipts are collected before they go out (ms). */
   readonly receiptWindowMs?: number;
   /**
@@ -129,14 +140,15 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     messages.enqueueMail(mail); // wakes the sender after its commit
   });
   const keys = new PeerKeyCache();
-  const composer = new MailComposer(self, keys);
+  const composer = new MailComposer(self, keys, ctx.spool);
   const joinWait = new JoinWait(ctx);
   const protectedFiles = new ProtectedFiles({
     ctx,
     self,
     renderPdus: (to, pdus) => composer.renderPdus(to, pdus),
     queue,
-    deviceKey: deviceKeyOf(o.deviceFingerprint ?? ""),
+    keys: o.secretKeys ??
+      storedSecretKeysOf(o.store.config.get(ConfigKey.INSTALLATION_SECRET) ?? "", ""),
   });
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
@@ -148,27 +160,62 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     options: o.transferOptions,
     direct: o.direct,
   });
+  // The size before anything is stored: a bound from the file's size, the file unread. A file
+  // too large for one mail goes as relay parts when every recipient's gateway takes them
+  // (channel posts never do), else it is refused (-1) here.
+  const checkSize = (d: OutgoingDraft, c: ChatRecord, r: readonly ContactRecord[]) => {
+    const prv = d.file !== undefined && (d.file.blob || d.file.name).endsWith(".prv");
+    const sizer = composer.chatSizer(d, c, r, prv ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0);
+    const parts = d.file === undefined || d.channel !== undefined ? undefined : {
+      fileBytes: d.file.bytes,
+      capable: (x: ContactRecord) => transfers.capable(x),
+      partSizer: transfers.partSizer(r),
+    };
+    return checkMailSize(
+      sizer(d.file?.bytes ?? 0),
+      relayMessageLimit(ctx.store),
+      d,
+      r,
+      sizer,
+      parts,
+    );
+  };
   const pipeline: SendSteps = {
-    admit: (d, c, r) => Promise.resolve(protectedFiles.admit(d, c, r, gate)),
+    admit: (d, c, r) => {
+      protectedFiles.admit(d, c, r, gate);
+      checkSize(d, c, r);
+      return Promise.resolve();
+    },
+    precheck: (d, c, r) => void checkSize(d, c, r),
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
       // A file above the relay's one-mail limit to capable gateways: the chat mail announces
-      // it, relay parts carry it (a .prv's parts are its ciphertext).
-      const parts = await transfers.prepareOutgoing(prv.draft, r);
-      const mail = await composer.renderChat(parts?.draft ?? prv.draft, c, r);
+      // it, relay parts carry it (a .prv's parts are its ciphertext, its PDUs in the announce).
+      const decision = checkSize(prv.draft, c, r);
+      const parts = decision.kind === "parts"
+        ? await transfers.prepareOutgoing(prv.draft, r, decision)
+        : undefined;
+      // The exact size, checked again before the mail is written (PDUs included).
+      const limit = relayMessageLimit(ctx.store);
+      const mail = await composer.renderChat(
+        parts?.draft ?? prv.draft,
+        c,
+        r,
+        (bytes) => checkMailSize(bytes, limit, d, r),
+      );
       const fileId = prv.fileId;
       return {
         ...mail,
-        ...(parts === undefined ? {} : { record: parts.record }),
+        ...(parts === undefined ? {} : {
+          record: (msgId: number) => {
+            parts.record(msgId);
+            void transfers.pump(); // runs once this commit is done (the transaction is sync)
+          },
+        }),
         ...(fileId === undefined ? {} : {
           announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
         }),
-        ...(prv.afterSend === undefined && parts === undefined ? {} : {
-          afterCommit: async () => {
-            await prv.afterSend?.();
-            if (parts !== undefined) void transfers.pump();
-          },
-        }),
+        ...(prv.separateMails === undefined ? {} : { separateMails: prv.separateMails }),
       };
     },
   };

@@ -53,6 +53,8 @@ export interface CommandContext {
   readonly out: Output;
   /** Fires on Ctrl-C/SIGTERM (or the embedder's signal). */
   readonly signal: AbortSignal;
+  /** Reads an environment variable (undefined when unset or not permitted). */
+  readonly env: (name: string) => string | undefined;
 }
 
 /** Reads a string option (undefined when absent). */

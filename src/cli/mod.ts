@@ -41,7 +41,8 @@ export function isCliCommand(name: string): boolean {
 /**
  * Runs the CLI with `args` (the command name first, options anywhere) and resolves to the exit
  * code. Output goes to `io` (the process's stdout/stderr by default); the only environment
- * variables read are EDGE_URL, EDGE_TOKEN and their product twins PRIVITTY_URL, PRIVITTY_TOKEN.
+ * variables read are EDGE_URL, EDGE_TOKEN and their product twins PRIVITTY_URL, PRIVITTY_TOKEN,
+ * and `backup`'s EDGE_BACKUP_PASSPHRASE (or PRIVITTY_BACKUP_PASSPHRASE).
  */
 export async function runCli(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
   const stderr = new Output(io, false);
@@ -87,6 +88,7 @@ export async function runCli(args: readonly string[], io: CliIo = denoIo()): Pro
         ...(global.accounts === undefined ? {} : { accounts: global.accounts }),
         out,
         signal,
+        env: (name) => io.env(name),
       };
       try {
         return await run(ctx);

@@ -3,6 +3,9 @@
  * written atomically (temp file + rename) and deduplicated. Callers' files come in already opened.
  */
 import { createHash } from "node:crypto";
+import type { SpooledBody } from "../mime/parser.ts";
+import type { BodySink } from "../mime/stream_parser.ts";
+import { SPOOL_PREFIX } from "../transport/inbox_drain.ts";
 
 /** Hex digits of the SHA-256 kept in a blob name (128 bits). */
 export const BLOB_HASH_CHARS = 32;
@@ -153,4 +156,78 @@ export async function removeBlob(blobDir: string, blob: string): Promise<boolean
     if (err instanceof Deno.errors.NotFound) return false;
     throw err;
   }
+}
+
+/**
+ * Prefixes of the temporary files reception keeps in the blob directory while a large mail is
+ * read: the fetched mail, its dearmored ciphertext, and the attachment before its mail verified.
+ * None outlives its mail; leftovers of a killed process go at the next start
+ * ({@link removeReceiveLeftovers}).
+ */
+export const ReceiveTemp = {
+  MAIL: SPOOL_PREFIX,
+  CIPHERTEXT: ".cipher-",
+  ATTACHMENT: ".recv-",
+} as const;
+
+/**
+ * A sink for a received attachment: writes it to a hidden temp file in the blob directory,
+ * hashing as it goes. Nothing shows it until {@link adoptSpooled} renames it into a blob, which
+ * reception does only for a mail whose signature verified; `abort` removes it.
+ */
+export function attachmentSink(blobDir: string): BodySink {
+  Deno.mkdirSync(blobDir, { recursive: true });
+  const path = Deno.makeTempFileSync({ dir: blobDir, prefix: ReceiveTemp.ATTACHMENT });
+  const file = Deno.openSync(path, { write: true, truncate: true });
+  const hash = createHash("sha256");
+  let bytes = 0;
+  let open = true;
+  const close = () => {
+    if (open) file.close();
+    open = false;
+  };
+  return {
+    async write(chunk) {
+      hash.update(chunk);
+      bytes += chunk.byteLength;
+      for (let off = 0; off < chunk.byteLength;) off += await file.write(chunk.subarray(off));
+    },
+    async end() {
+      await file.sync().catch(() => {});
+      close();
+      return { body: new Uint8Array(), spooled: { path, bytes, sha256: hash.digest("hex") } };
+    },
+    async abort() {
+      close();
+      await Deno.remove(path).catch(() => {});
+    },
+  };
+}
+
+/** Moves a verified spooled attachment into its blob (deduplicated) and returns the blob. */
+export async function adoptSpooled(
+  blobDir: string,
+  spooled: SpooledBody,
+  name: string,
+  mime: string = mimeOf(name),
+): Promise<BlobFile> {
+  const blob = blobName(spooled.sha256, name);
+  const path = blobPath(blobDir, blob);
+  await settle(spooled.path, path);
+  return { blob, path, name, mime, bytes: spooled.bytes };
+}
+
+/** Removes the temp files of receptions a killed process left in the blob directory. */
+export async function removeReceiveLeftovers(blobDir: string): Promise<number> {
+  let removed = 0;
+  try {
+    for await (const e of Deno.readDir(blobDir)) {
+      if (!e.isFile || !Object.values(ReceiveTemp).some((p) => e.name.startsWith(p))) continue;
+      await Deno.remove(`${blobDir}/${e.name}`).catch(() => {});
+      removed++;
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+  return removed;
 }

@@ -6,7 +6,7 @@
  */
 import { DataDirLayout } from "../constants.ts";
 import type { EventSink, GatewayEvent } from "../events/types.ts";
-import type { Db, Store } from "../store/mod.ts";
+import { type Db, MailSpool, type Store } from "../store/mod.ts";
 
 /** Queues an event for publication after the current transaction commits. */
 export type Emit = (event: GatewayEvent) => void;
@@ -117,6 +117,8 @@ export interface CoreContext {
   readonly blobDir: string;
   /** Blobs of sends still rendering (`Messages.createOutgoing`). */
   readonly blobHolds: BlobHolds;
+  /** Rendered mails too large for the database (a sibling of the blob directory). */
+  readonly spool: MailSpool;
   /** Current time in Unix milliseconds. */
   now(): number;
 }
@@ -139,8 +141,15 @@ export function createCoreContext(o: CoreOptions): CoreContext {
     tx: new DomainTx(o.store.db, o.events, o.wakeSender),
     blobDir: o.blobDir,
     blobHolds: new BlobHolds(),
+    spool: new MailSpool(spoolDirOf(o.blobDir)),
     now: o.now ?? Date.now,
   };
+}
+
+/** The spool directory beside blob directory `blobDir` (`DataDirLayout.SPOOL_DIR`). */
+export function spoolDirOf(blobDir: string): string {
+  const name = DataDirLayout.SPOOL_DIR.slice(DataDirLayout.SPOOL_DIR.lastIndexOf("/") + 1);
+  return `${blobDir.replace(/\/+$/, "").replace(/\/[^/]*$/, "")}/${name}`;
 }
 
 /** The blob directory inside a data directory (as `get_info` reports it). */

@@ -22,6 +22,7 @@ export const FileRule = {
   GATEWAY_STATE: "gateway-state",
   DEVICE_IDENTITY: "device-identity",
   DIRECTORY: "directory",
+  NOT_DIRECTORY: "not-directory",
   NOT_REGULAR: "not-regular",
   HARD_LINKS: "hard-links",
   CHANGED: "changed",

@@ -4,9 +4,13 @@
  * and the relay's filter then refuses the mail). Pure: bytes in, text out, and back.
  */
 import { Buffer } from "node:buffer";
+import { base64LineChunks } from "./base64_lines.ts";
 
-const BEGIN = "-----BEGIN PGP MESSAGE-----";
-const END = "-----END PGP MESSAGE-----";
+/** The first and last line of an armored message. */
+export const ARMOR_BEGIN = "-----BEGIN PGP MESSAGE-----";
+export const ARMOR_END = "-----END PGP MESSAGE-----";
+const BEGIN = ARMOR_BEGIN;
+const END = ARMOR_END;
 const LINE = 64;
 
 /** Armor that cannot be read: the message says what is wrong. */
@@ -31,9 +35,14 @@ const CRC24_TABLE = (() => {
   return table;
 })();
 
-/** CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte. */
-export function crc24(bytes: Uint8Array): number {
-  let crc = 0xb704ce;
+/** The initial value of the armor's CRC-24 (RFC 4880 §6.1). */
+export const CRC24_INIT = 0xb704ce;
+
+/**
+ * CRC-24 of RFC 4880 §6.1 (init 0xB704CE, generator 0x1864CFB), a table lookup per byte; pass the
+ * previous result as `crc` to continue over the next piece of the same data.
+ */
+export function crc24(bytes: Uint8Array, crc = CRC24_INIT): number {
   for (let i = 0; i < bytes.length; i++) {
     crc = ((crc << 8) & 0xffffff) ^ CRC24_TABLE[((crc >> 16) ^ bytes[i]) & 0xff];
   }
@@ -60,8 +69,29 @@ export function fromBase64(text: string): Uint8Array {
 }
 
 function checksum(bytes: Uint8Array): string {
-  const c = crc24(bytes);
+  return checksumLine(crc24(bytes));
+}
+
+function checksumLine(c: number): string {
   return "=" + toBase64(new Uint8Array([c >> 16, (c >> 8) & 0xff, c & 0xff]));
+}
+
+/**
+ * `armorMessage` of a binary message that arrives as a stream, as a stream of the same bytes
+ * (exactly `armoredLength` of the message's length), holding one chunk at a time.
+ */
+export async function* armorChunks(binary: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const enc = new TextEncoder();
+  yield enc.encode(`${BEGIN}\r\n\r\n`);
+  let crc = CRC24_INIT;
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of binary) {
+      crc = crc24(chunk, crc);
+      yield chunk;
+    }
+  }
+  yield* base64LineChunks(counted(), LINE, true);
+  yield enc.encode(`${checksumLine(crc)}\r\n${END}\r\n`);
 }
 
 /** Armors a binary OpenPGP message: BEGIN, blank line, base64 lines, `=CRC24`, END; all CRLF. */
@@ -71,6 +101,15 @@ export function armorMessage(binary: Uint8Array): string {
   for (let i = 0; i < b64.length; i += LINE) lines.push(b64.slice(i, i + LINE));
   lines.push(checksum(binary), END, "");
   return lines.join("\r\n");
+}
+
+/** Length of the armor's fixed lines (BEGIN, blank line, checksum, END), all with CRLF. */
+const ARMOR_FRAME_BYTES = BEGIN.length + 2 + 2 + 7 + END.length + 2;
+
+/** Exact length in bytes of `armorMessage` of a binary message of `n` bytes. */
+export function armoredLength(n: number): number {
+  const chars = 4 * Math.ceil(n / 3);
+  return ARMOR_FRAME_BYTES + chars + 2 * Math.ceil(chars / LINE);
 }
 
 /**

@@ -75,7 +75,10 @@ export class EventJournal {
       event: JSON.parse(row.data) as WireEvent,
     }));
     this.#reserved = lastId + this.#block;
-    this.store.save([], keep, this.#reserved); // before any id of this run is issued
+    // Before any id of this run is issued. When it cannot be written (a full disk), the start
+    // goes on and the next batch writes it: until then a crash may issue those ids again.
+    this.#dirty = true;
+    this.flush();
     return { lastId, held };
   }
 

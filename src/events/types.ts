@@ -40,6 +40,9 @@ export type GatewayEvent =
   }
   /** A mail reception kept failing was kept whole instead (`list_quarantined_mails`). */
   | { kind: "MailQuarantined"; quarantineId: number; messageId: string; reason: string }
+  /** Backup export (Delta Chat's names): progress 1..999 running, 1000 done, 0 failed. */
+  | { kind: "ImexProgress"; progress: number }
+  | { kind: "ImexFileWritten"; path: string }
   | { kind: "ViewerSessionStarted"; expiresAt: number }
   | { kind: "ViewerSessionEnded"; reason: "expired" | "replaced" }
   | { kind: "ViewerFileStreamed"; msgId: number; bytes: number }

@@ -1,6 +1,6 @@
 /**
  * The gateway's HTTP client to a license server: activate, sync and deactivate, each a POST of
- * `{"device_id"}` below the delivery URL (docs/licenses.md#license-server-api). Talks to that host only.
+ * `{"device_id", "installation_id", "previous_device_id"}` below the delivery URL (docs/licenses.md#license-server-api). Talks to that host only.
  */
 import { describeError } from "../errors.ts";
 import { redactUrl } from "./license_file.ts";
@@ -31,6 +31,17 @@ export class LicenseServerError extends Error {
 export interface DeliveredLicense {
   readonly license_jwt: string;
   readonly customer_name?: string;
+}
+
+/**
+ * Who asks: this device's id and, so that the server can move a seat instead of taking a new
+ * one (docs/identity.md), the installation id and the device id of the copy installed here.
+ */
+export interface LicenseDevice {
+  readonly deviceId: string;
+  readonly installationId?: string | undefined;
+  /** The device the installed license is bound to, when it is not `deviceId`. */
+  readonly previousDeviceId?: string | undefined;
 }
 
 /** Seams of the client. */
@@ -64,8 +75,8 @@ export class LicenseClient {
     this.#timeoutMs = options.timeoutMs ?? 10_000;
   }
 
-  /** POSTs `{device_id}` to `<url>/<action>`; resolves with the JSON body of a 200. */
-  async #post(url: string, action: LicenseAction, deviceId: string): Promise<unknown> {
+  /** POSTs the device to `<url>/<action>`; resolves with the JSON body of a 200. */
+  async #post(url: string, action: LicenseAction, device: LicenseDevice): Promise<unknown> {
     const base = checkDeliveryUrl(url);
     const shown = redactUrl(base);
     let res: Response;
@@ -73,7 +84,11 @@ export class LicenseClient {
       res = await this.#fetch(`${base}/${action}`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ device_id: deviceId }),
+        body: JSON.stringify({
+          device_id: device.deviceId,
+          ...(device.installationId ? { installation_id: device.installationId } : {}),
+          ...(device.previousDeviceId ? { previous_device_id: device.previousDeviceId } : {}),
+        }),
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
     } catch (err) {
@@ -103,19 +118,23 @@ export class LicenseClient {
   }
 
   /** Binds this device to the license behind `url` (takes a seat) and returns its copy. */
-  async activate(url: string, deviceId: string): Promise<DeliveredLicense> {
-    return delivered(await this.#post(url, LicenseAction.ACTIVATE, deviceId), url);
+  async activate(url: string, device: LicenseDevice | string): Promise<DeliveredLicense> {
+    return delivered(await this.#post(url, LicenseAction.ACTIVATE, deviceOf(device)), url);
   }
 
   /** Fetches the current copy for this device (renewed or revoked). */
-  async sync(url: string, deviceId: string): Promise<DeliveredLicense> {
-    return delivered(await this.#post(url, LicenseAction.SYNC, deviceId), url);
+  async sync(url: string, device: LicenseDevice | string): Promise<DeliveredLicense> {
+    return delivered(await this.#post(url, LicenseAction.SYNC, deviceOf(device)), url);
   }
 
   /** Frees this device's seat. */
-  async deactivate(url: string, deviceId: string): Promise<void> {
-    await this.#post(url, LicenseAction.DEACTIVATE, deviceId);
+  async deactivate(url: string, device: LicenseDevice | string): Promise<void> {
+    await this.#post(url, LicenseAction.DEACTIVATE, deviceOf(device));
   }
+}
+
+function deviceOf(device: LicenseDevice | string): LicenseDevice {
+  return typeof device === "string" ? { deviceId: device } : device;
 }
 
 function delivered(body: unknown, url: string): DeliveredLicense {

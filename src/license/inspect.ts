@@ -1,11 +1,13 @@
 /**
  * The license of a data directory judged without a running daemon (the CLI's
  * `--accounts DIR license status`): the same verification and judgment as the daemon's, from
- * the stored device fingerprint and, read-only, the account database's clock mark.
+ * the installation id and clock mark in the account database (read-only), the machine id and
+ * the stored device fingerprint (v1 bindings).
  */
 import { DataDirLayout } from "../constants.ts";
 import { ConfigKey, Store } from "../store/mod.ts";
-import { licenseDeviceId } from "./device_id.ts";
+import { findMachineId } from "../viewer/device_fingerprint.ts";
+import { legacyLicenseDeviceId, licenseDeviceId } from "./device_id.ts";
 import { LicenseManager } from "./manager.ts";
 import { loadTrustedKeys } from "./trust.ts";
 import type { TrustedKey } from "./verify.ts";
@@ -50,9 +52,15 @@ export async function inspectLicense(
     store = Store.openReadOnly(`${dir}/${DataDirLayout.DATABASE}`);
   } catch { /* no database yet: no clock mark, no deactivation */ }
   try {
+    const installationId = store?.config.get(ConfigKey.INSTALLATION_ID);
+    const machineId = await findMachineId(dir);
+    const known = installationId !== undefined && machineId !== undefined;
     const manager = await LicenseManager.open({
       dataDir: dir,
-      deviceId: fingerprint === undefined ? "" : await licenseDeviceId(fingerprint),
+      deviceId: known ? await licenseDeviceId(installationId, machineId) : "",
+      legacyDeviceId: fingerprint === undefined
+        ? undefined
+        : await legacyLicenseDeviceId(fingerprint),
       keys,
       state: {
         get: (key: ConfigKey) => store?.config.get(key),
@@ -61,11 +69,11 @@ export async function inspectLicense(
       clock: options.clock,
     });
     const out = manager.describe();
-    if (fingerprint === undefined) {
+    if (!known) {
       out.device_id = null;
       if (manager.installed()) {
-        out.reason = `${out.reason}; this device is unknown: ${dir}/` +
-          `${DataDirLayout.DEVICE_FINGERPRINT} is missing (the daemon writes it at start)`;
+        out.reason = `${out.reason}; this device is unknown: the account database's ` +
+          "installation id or the machine id is missing (the daemon creates them at start)";
       }
     }
     return out;

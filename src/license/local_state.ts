@@ -9,7 +9,7 @@
  * elapsed since start)`: no further than the clock shows (a clock set back catches up with the
  * mark by itself) nor than the gateway has really run.
  */
-import { describeError } from "../errors.ts";
+import { describeError, diskFullError } from "../errors.ts";
 import { logger } from "../log.ts";
 import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
 
@@ -139,6 +139,8 @@ export class LicenseLocalState {
       this.#state.set(ConfigKey.LICENSE_CLOCK_HIGH_WATER, JSON.stringify(mark));
       this.#written = ms;
     } catch (err) {
+      // A full disk is said once, by the store; the mark is written again at the next advance.
+      if (diskFullError(err) !== undefined) return;
       log.warn("cannot record the clock high-water mark", { error: describeError(err) });
     }
   }

@@ -6,12 +6,13 @@
 import { DataDirLayout, type LicenseStatus } from "../constants.ts";
 import { describeError, GatewayError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { ConfigStore } from "../store/config_store.ts";
+import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
 import type { LicenseClaims } from "./claims.ts";
-import { LicenseClient, LicenseServerError } from "./client.ts";
+import { LicenseClient, type LicenseDevice, LicenseServerError } from "./client.ts";
 import { LicenseLocalState } from "./local_state.ts";
 import { type LicenseFile, parseLicenseFile, redactUrl, writeLicenseFile } from "./license_file.ts";
 import {
+  type InstallationMove,
   judgeLicense,
   type LicenseFileState,
   type LicenseVerdict,
@@ -24,8 +25,12 @@ const log = logger("license");
 /** Everything a LicenseManager needs. */
 export interface LicenseManagerOptions {
   readonly dataDir: string;
-  /** This device's license device id (device_id.ts). */
+  /** This device's license device id (device_id.ts, v2). */
   readonly deviceId: string;
+  /** This device's v1 id: a license bound to it still counts until re-bound (docs/identity.md). */
+  readonly legacyDeviceId?: string | undefined;
+  /** Sent with activate and sync, so the server moves this installation's seat. */
+  readonly installationId?: string | undefined;
   readonly keys: readonly TrustedKey[];
   /** Where the clock high-water mark and deactivations are kept (the account database). */
   readonly state: Pick<ConfigStore, "get" | "set">;
@@ -64,6 +69,9 @@ export class LicenseManager implements LicenseSource {
   /** Absolute path of `privitty.lic`. */
   readonly path: string;
   readonly deviceId: string;
+  readonly #legacyDeviceId: string | undefined;
+  readonly #installationId: string | undefined;
+  readonly #state: Pick<ConfigStore, "get" | "set">;
   readonly #keys: readonly TrustedKey[];
   readonly #local: LicenseLocalState;
   readonly #clock: () => number;
@@ -77,6 +85,9 @@ export class LicenseManager implements LicenseSource {
   private constructor(options: LicenseManagerOptions, read: LicenseRead) {
     this.path = licensePath(options.dataDir);
     this.deviceId = options.deviceId;
+    this.#legacyDeviceId = options.legacyDeviceId;
+    this.#installationId = options.installationId;
+    this.#state = options.state;
     this.#keys = options.keys;
     this.#file = read.file;
     this.#contents = read.contents;
@@ -135,6 +146,8 @@ export class LicenseManager implements LicenseSource {
     const verdict = judgeLicense({
       file: this.#file,
       deviceId: this.deviceId,
+      legacyDeviceId: this.#legacyDeviceId,
+      moved: this.moved(),
       now,
       highWater: this.#local.highWater(),
       deactivatedIssuedAt: claims && this.#local.deactivatedIssuedAt(claims.id),
@@ -153,6 +166,27 @@ export class LicenseManager implements LicenseSource {
     return this.verdict().status;
   }
 
+  /** The installation's move not yet settled by an activation (docs/identity.md), if any. */
+  moved(): InstallationMove | undefined {
+    const raw = this.#state.get(ConfigKey.INSTALLATION_MOVED);
+    if (raw === undefined || raw === "") return undefined;
+    try {
+      return JSON.parse(raw) as InstallationMove;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Who this device is to the license server; `previousDeviceId` lets it move the seat. */
+  #device(): LicenseDevice {
+    const bound = this.claims()?.device;
+    return {
+      deviceId: this.deviceId,
+      installationId: this.#installationId,
+      previousDeviceId: bound !== undefined && bound !== this.deviceId ? bound : undefined,
+    };
+  }
+
   reason(): string {
     return this.verdict().reason;
   }
@@ -164,8 +198,9 @@ export class LicenseManager implements LicenseSource {
 
   /** Status, reason and the license's public fields, as `license_status` reports them. */
   describe(): Record<string, string | number | boolean | null> {
-    const { status, reason } = this.verdict();
+    const { status, reason, code } = this.verdict();
     const out: Record<string, string | number | boolean | null> = { status, reason };
+    if (code !== undefined) out.reason_code = code;
     const c = this.claims();
     if (c !== undefined) {
       Object.assign(out, {
@@ -196,7 +231,7 @@ export class LicenseManager implements LicenseSource {
    */
   activate(url: string): Promise<Record<string, string | number | boolean | null>> {
     return this.#serial(async () => {
-      const delivered = await this.#call(() => this.#client.activate(url, this.deviceId));
+      const delivered = await this.#call(() => this.#client.activate(url, this.#device()));
       const claims = await this.#install(url, delivered.license_jwt, delivered.customer_name);
       log.info("license activated", {
         license_id: claims.id,
@@ -213,7 +248,7 @@ export class LicenseManager implements LicenseSource {
   sync(): Promise<Record<string, string | number | boolean | null>> {
     return this.#serial(async () => {
       const url = this.#installedUrl("sync");
-      const delivered = await this.#call(() => this.#client.sync(url, this.deviceId));
+      const delivered = await this.#call(() => this.#client.sync(url, this.#device()));
       const claims = await this.#install(url, delivered.license_jwt, delivered.customer_name);
       log.info("license synced", {
         license_id: claims.id,
@@ -230,7 +265,9 @@ export class LicenseManager implements LicenseSource {
     return this.#serial(async () => {
       const url = this.#installedUrl("deactivate");
       const claims = this.claims();
-      await this.#call(() => this.#client.deactivate(url, this.deviceId));
+      // A license still bound under the v1 id holds its seat under that id.
+      const bound = claims?.device === this.#legacyDeviceId ? claims?.device : undefined;
+      await this.#call(() => this.#client.deactivate(url, bound ?? this.deviceId));
       if (claims !== undefined) this.#local.markDeactivated(claims.id, claims.issuedAt);
       log.info("license deactivated; its seat is free and the file is kept for inspection", {
         license_id: claims?.id ?? null,
@@ -289,6 +326,8 @@ export class LicenseManager implements LicenseSource {
     // The server just gave this device a seat (activate) or confirmed it holds one (sync), so
     // an earlier deactivation of this license here no longer applies.
     this.#local.clearDeactivated(verified.claims.id);
+    // Bound to this machine now: a move seen at start is settled.
+    if (this.moved() !== undefined) this.#state.set(ConfigKey.INSTALLATION_MOVED, "");
     // The issuer's signed clock replaces the high-water mark and restarts its lived-through
     // time: whatever the mark held is forgiven, the issuer's time is the truth.
     this.#local.setHighWater(verified.claims.issuedAt);

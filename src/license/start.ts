@@ -6,12 +6,12 @@
  */
 import { sleep as abortableSleep } from "../sleep.ts";
 import type { GatewayConfig } from "../config.ts";
-import { describeError } from "../errors.ts";
+import { describeError, diskFullError } from "../errors.ts";
 import { logger } from "../log.ts";
-import type { ConfigStore } from "../store/config_store.ts";
+import { ConfigKey, type ConfigStore } from "../store/config_store.ts";
 import { loadDeviceFingerprint } from "../viewer/device_fingerprint.ts";
 import { LicenseClient, LicenseServerError } from "./client.ts";
-import { licenseDeviceId } from "./device_id.ts";
+import { legacyLicenseDeviceId, licenseDeviceId } from "./device_id.ts";
 import { redactUrl } from "./license_file.ts";
 import { LicenseManager } from "./manager.ts";
 import { loadTrustedKeys } from "./trust.ts";
@@ -26,8 +26,10 @@ export interface LicenseStartDeps {
   readonly clock?: () => number;
   /** The trusted keys (default: loadTrustedKeys from the build and the config). */
   readonly keys?: readonly TrustedKey[];
-  /** The device fingerprint (default: computed by viewer/device_fingerprint.ts). */
+  /** The device fingerprint (default: computed by viewer/device_fingerprint.ts); v1 ids only. */
   readonly fingerprint?: string;
+  /** The machine id (default: the one the fingerprint was computed from). */
+  readonly machineId?: string;
   /** Limit of one license-server request (default 10 s). */
   readonly timeoutMs?: number;
 }
@@ -44,10 +46,17 @@ export async function startLicense(
   state: Pick<ConfigStore, "get" | "set">,
   deps: LicenseStartDeps = {},
 ): Promise<LicenseAtStart> {
-  const fingerprint = deps.fingerprint ?? (await loadDeviceFingerprint(config.dataDir)).fingerprint;
+  const device = deps.fingerprint !== undefined && deps.machineId !== undefined
+    ? { fingerprint: deps.fingerprint, machineId: deps.machineId }
+    : await loadDeviceFingerprint(config.dataDir);
+  // Created by migration 15 (docs/identity.md); a database without one is a bug.
+  const installationId = state.get(ConfigKey.INSTALLATION_ID);
+  if (installationId === undefined) throw new Error("the account database has no installation_id");
   const manager = await LicenseManager.open({
     dataDir: config.dataDir,
-    deviceId: await licenseDeviceId(fingerprint),
+    deviceId: await licenseDeviceId(installationId, device.machineId),
+    legacyDeviceId: await legacyLicenseDeviceId(device.fingerprint),
+    installationId,
     keys: deps.keys ?? await loadTrustedKeys({ extraKeyFiles: config.licenseTrustedKeys }),
     state,
     clock: deps.clock,
@@ -67,9 +76,7 @@ export async function startLicense(
     await manager.activate(url);
     return { manager };
   } catch (err) {
-    const transient = err instanceof Error && err.cause instanceof LicenseServerError &&
-      err.cause.transient;
-    if (transient) {
+    if (passing(err)) {
       log.warn(
         "license activation failed; starting with status no_license and retrying in the " +
           "background (messaging works meanwhile)",
@@ -84,6 +91,15 @@ export async function startLicense(
     );
     return { manager };
   }
+}
+
+/**
+ * Whether an activation failed for a reason that passes: the license server could not be
+ * reached, or the disk was full when the license file was written.
+ */
+function passing(err: unknown): boolean {
+  if (diskFullError(err) !== undefined) return true;
+  return err instanceof Error && err.cause instanceof LicenseServerError && err.cause.transient;
 }
 
 /** Back-off of the background activation. */
@@ -118,9 +134,7 @@ export async function retryActivation(
       return;
     } catch (err) {
       if (signal.aborted) return;
-      const transient = err instanceof Error && err.cause instanceof LicenseServerError &&
-        err.cause.transient;
-      if (!transient) {
+      if (!passing(err)) {
         log.error("background license activation refused; giving up", {
           url: redactUrl(url),
           error: describeError(err),

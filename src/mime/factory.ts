@@ -68,6 +68,12 @@ export function filenameParam(name: string): string {
   return `filename*=utf-8''${enc}`;
 }
 
+/** Length in bytes of what `base64Lines` makes of `n` bytes: 76-column lines joined by CRLF. */
+export function base64LinesLength(n: number): number {
+  const chars = 4 * Math.ceil(n / 3);
+  return chars + 2 * Math.max(0, Math.ceil(chars / 76) - 1);
+}
+
 function base64Lines(bytes: Uint8Array): string {
   const b64 = toBase64(bytes);
   const lines: string[] = [];
@@ -107,22 +113,36 @@ const TEXT_PART =
 
 /** A chat message with text and, optionally, one file. */
 export function renderChatMessage(m: InnerBase & { text: string; file?: Attachment }): Uint8Array {
-  const text = base64Lines(new TextEncoder().encode(crlf(m.text)));
   if (!m.file) {
+    const text = base64Lines(new TextEncoder().encode(crlf(m.text)));
     return new TextEncoder().encode(
       rootHeaders(m, 'text/plain; charset="utf-8"', "base64") + "\r\n" + text + "\r\n",
     );
   }
+  const { head, tail } = renderChatMessageAround({ ...m, file: m.file });
+  return new TextEncoder().encode(head + base64Lines(m.file.bytes) + tail);
+}
+
+/**
+ * A chat message with a file, in two pieces: what comes before the file's base64 body (76-column
+ * CRLF lines, `base64LinesLength` bytes) and what comes after it, so the file can be streamed
+ * between them. `renderChatMessage` is `head` + body + `tail`.
+ */
+export function renderChatMessageAround(
+  m: InnerBase & { text: string; file: Omit<Attachment, "bytes"> },
+): { head: string; tail: string } {
+  const text = base64Lines(new TextEncoder().encode(crlf(m.text)));
   const b = m.boundary ?? crypto.randomUUID();
   const file =
     `Content-Type: ${m.file.mime}\r\nContent-Disposition: attachment; ${
       filenameParam(m.file.name)
     }\r\n` +
-    `Content-Transfer-Encoding: base64\r\n\r\n${base64Lines(m.file.bytes)}\r\n`;
-  return new TextEncoder().encode(
-    rootHeaders(m, `multipart/mixed; boundary="${b}"`) + "\r\n" +
-      `--${b}\r\n${TEXT_PART}${text}\r\n--${b}\r\n${file}--${b}--\r\n`,
-  );
+    `Content-Transfer-Encoding: base64\r\n\r\n`;
+  return {
+    head: rootHeaders(m, `multipart/mixed; boundary="${b}"`) + "\r\n" +
+      `--${b}\r\n${TEXT_PART}${text}\r\n--${b}\r\n${file}`,
+    tail: `\r\n--${b}--\r\n`,
+  };
 }
 
 /**

@@ -22,13 +22,25 @@ export interface ParamValue {
   readonly params: Readonly<Record<string, string>>;
 }
 
+/** A leaf body that a streaming parse wrote to a file instead of keeping it (stream_parser.ts). */
+export interface SpooledBody {
+  /** The temporary file holding the decoded body. */
+  readonly path: string;
+  readonly bytes: number;
+  /** Lower-case hex SHA-256 of the decoded body. */
+  readonly sha256: string;
+}
+
 /** One MIME entity. Leaves carry a decoded `body`; multiparts carry `parts`. */
 export interface MimePart {
   readonly headers: MimeHeaders;
   readonly contentType: ParamValue;
   readonly disposition?: ParamValue;
+  /** The decoded body of a leaf (empty when it was spooled or dropped by a streaming parse). */
   readonly body: Uint8Array;
   readonly parts: readonly MimePart[];
+  /** Where a streaming parse wrote this leaf's body instead (`body` is then empty). */
+  readonly spooled?: SpooledBody;
 }
 
 const utf8 = new TextDecoder("utf-8");
@@ -74,7 +86,8 @@ export class MimeHeaders {
   }
 }
 
-function parseHeaderBlock(block: string): MimeHeaders {
+/** Parses a header section (bytes as a string of char codes 0-255), within the header limit. */
+export function parseHeaderBlock(block: string): MimeHeaders {
   if (block.length > MIME_LIMITS.maxHeaderBytes) {
     throw new MimeParseError(
       `header section is ${block.length} bytes, over the ${MIME_LIMITS.maxHeaderBytes} limit`,

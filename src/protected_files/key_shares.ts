@@ -2,7 +2,8 @@
  * The split content key (docs/prv-format.md, Split key): CEK = S1 xor S2, with a fresh random S1
  * per recipient, so each share alone is uniformly random and says nothing about the CEK.
  */
-import { createHash, createHmac } from "node:crypto";
+import { Buffer } from "node:buffer";
+import { createHash, createHmac, hkdfSync } from "node:crypto";
 import { CEK_SIZE } from "../prv/mod.ts";
 
 /** The two shares of one recipient. */
@@ -41,14 +42,63 @@ export function secondShare(cek: Uint8Array, s1: Uint8Array): Uint8Array {
 }
 
 /**
- * The device key: what binds stored shares to this machine. From the device fingerprint (SHA-256
- * of MAC and machine id, recomputed at every start), so a data directory copied to another
- * machine derives another key and unwraps nothing.
+ * The v1 device key (builds before the installation identity, docs/identity.md): from the
+ * viewer's device fingerprint (SHA-256 of MAC and machine id), so a new MAC lost every stored
+ * share. Kept only to recognise and migrate rows wrapped under it.
  */
 export function deviceKeyOf(deviceFingerprint: string): Uint8Array {
   return new Uint8Array(
     createHash("sha256").update("edge-gateway prv device v1\n").update(deviceFingerprint).digest(),
   );
+}
+
+/**
+ * The recipient key (v2): wraps a received file's S1. From the installation secret (in the
+ * account database) and the machine id, so a data directory copied to another host derives
+ * another key and opens no received file; a new MAC or IP changes nothing.
+ */
+export function recipientKeyOf(installationSecret: Uint8Array, machineId: string): Uint8Array {
+  return new Uint8Array(
+    hkdfSync(
+      "sha256",
+      installationSecret,
+      new TextEncoder().encode(machineId),
+      "edge-gateway prv recipient v2",
+      32,
+    ),
+  );
+}
+
+/**
+ * The owner key (v2): wraps the CEK of a file this gateway protected. From the installation
+ * secret alone, so sent files stay manageable (grant, revoke, status) wherever the data goes.
+ */
+export function ownerKeyOf(installationSecret: Uint8Array): Uint8Array {
+  return new Uint8Array(
+    hkdfSync("sha256", installationSecret, new Uint8Array(0), "edge-gateway prv owner v2", 32),
+  );
+}
+
+/** The keys stored secrets are wrapped under (key_migration.ts moves v1 rows to them). */
+export interface StoredSecretKeys {
+  /** Wraps S1 at a recipient (`recipientKeyOf`). */
+  readonly recipient: Uint8Array;
+  /** Wraps the CEK at the owner (`ownerKeyOf`). */
+  readonly owner: Uint8Array;
+}
+
+/** The keys of an installation whose secret is `installationSecretHex`, on `machineId`. */
+export function storedSecretKeysOf(
+  installationSecretHex: string,
+  machineId: string,
+): StoredSecretKeys {
+  if (!/^[0-9a-f]{64}$/.test(installationSecretHex)) {
+    throw new RangeError("an installation secret is 64 lower-case hex digits");
+  }
+  const secret = new Uint8Array(Buffer.from(installationSecretHex, "hex"));
+  const keys = { recipient: recipientKeyOf(secret, machineId), owner: ownerKeyOf(secret) };
+  secret.fill(0);
+  return keys;
 }
 
 /** A short public tag of the device key (stored beside wrapped shares, to tell a copy apart). */
@@ -58,7 +108,7 @@ export function deviceTagOf(deviceKey: Uint8Array): string {
 
 /**
  * Wraps (or unwraps: xor is its own inverse) a 32-byte secret stored for file `fileUid` under
- * the device key: S1 at a recipient, the CEK at the owner.
+ * `deviceKey`: S1 at a recipient (recipient key), the CEK at the owner (owner key).
  */
 export function deviceWrap(
   deviceKey: Uint8Array,

@@ -10,6 +10,7 @@ import { type KeyedRecipient, recipientOf } from "../core/send/mod.ts";
 import type { RenderedMail } from "../core/chats/mod.ts";
 import { NotFoundError } from "../errors.ts";
 import { foldPdu } from "./pdu.ts";
+import type { StoredSecretKeys } from "./key_shares.ts";
 
 /** Renders a hidden mail of PDUs (`MailComposer.renderPdus`). */
 export type RenderPdusFn = (to: KeyedRecipient, pdus: readonly string[]) => Promise<RenderedMail>;
@@ -21,8 +22,8 @@ export interface PrvDeps {
   readonly renderPdus: RenderPdusFn;
   /** Puts a finished mail into the outbox and wakes the sender. */
   readonly queue: (mail: RenderedMail) => void;
-  /** This machine's device key (`deviceKeyOf`): stored S1 and CEKs are wrapped under it. */
-  readonly deviceKey: Uint8Array;
+  /** The keys stored secrets are wrapped under: S1 (recipient key), CEKs (owner key). */
+  readonly keys: StoredSecretKeys;
 }
 
 /** Unix seconds now. */
@@ -34,12 +35,20 @@ export async function sendPdus(
   contactId: number,
   encoded: readonly string[],
 ): Promise<void> {
+  d.queue(await renderPduMail(d, contactId, encoded));
+}
+
+/** The hidden mail of `encoded` PDUs to contact `contactId`, for the caller to queue. */
+export async function renderPduMail(
+  d: PrvDeps,
+  contactId: number,
+  encoded: readonly string[],
+): Promise<RenderedMail> {
   const contact = d.ctx.store.contacts.get(contactId);
   if (contact === undefined || contact.publicKey.length === 0) {
     throw new NotFoundError(`contact ${contactId} not found or has no key`);
   }
-  const mail = await d.renderPdus(recipientOf(contact), encoded.map(foldPdu));
-  d.queue(mail);
+  return await d.renderPdus(recipientOf(contact), encoded.map(foldPdu));
 }
 
 /** 32 hex digits of fresh randomness (request ids). */

@@ -10,7 +10,7 @@ import { Messages } from "../core/chats/mod.ts";
 import { GatewayError, InvalidParamsError, NotFoundError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AccessRecord, ChatRecord, ContactRecord, SentFileRecord } from "../store/mod.ts";
-import { deviceWrap, secondShare, splitKey } from "./key_shares.ts";
+import { deviceTagOf, deviceWrap, secondShare, splitKey } from "./key_shares.ts";
 import {
   type AccessRules,
   foldPdu,
@@ -24,7 +24,7 @@ import {
 import { accessRules, checkForwardAtOwner } from "./prv_forward.ts";
 import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
 import type { PduSender } from "../core/receive/mod.ts";
-import { encryptToPrv, prvPathFor } from "../prv/mod.ts";
+import { encryptToPrv, type PrvFileEncryption, prvPathFor } from "../prv/mod.ts";
 
 const log = logger("prv");
 
@@ -87,8 +87,27 @@ export class PrvOwner {
     });
     // Read at offsets straight into the writer's batches (no stream, no copy).
     const enc = await encryptToPrv(file, file.size, prvPathFor(file.path));
+    try {
+      return await this.#record(req, chat, recipients, file.path, enc);
+    } catch (err) {
+      // Not recorded (a full disk, say): no `.prv` stays behind that no file id names.
+      enc.cek.fill(0);
+      await Deno.remove(enc.path).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Signs the PDUs of an encrypted file and stores it as sent; returns the result. */
+  async #record(
+    req: ProtectRequest,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+    plaintextPath: string,
+    enc: PrvFileEncryption,
+  ): Promise<SendFileResult> {
+    const minutes = req.rules.duration_minutes;
     const now = nowOf(this.d);
-    const name = baseName(file.path);
+    const name = baseName(plaintextPath);
     const base = { v: PDU_VERSION, file_uid: enc.fileUid, issued_at: now } as const;
     const filePdu = await signPdu({
       ...base,
@@ -121,7 +140,8 @@ export class PrvOwner {
       name,
       mime: mimeOf(name),
       size: enc.plaintextSize,
-      cek: deviceWrap(this.d.deviceKey, "cek", enc.fileUid, enc.cek),
+      cek: deviceWrap(this.d.keys.owner, "cek", enc.fileUid, enc.cek),
+      keyTag: deviceTagOf(this.d.keys.owner),
       allowDownload: req.rules.allow_download,
       allowForward: req.rules.allow_forward,
       durationMinutes: minutes,
@@ -141,9 +161,20 @@ export class PrvOwner {
     };
   }
 
-  /** The CEK of a sent file (stored wrapped under the device key). */
-  cekOf(sent: Pick<SentFileRecord, "fileUid" | "cek">): Uint8Array {
-    return deviceWrap(this.d.deviceKey, "cek", sent.fileUid, sent.cek);
+  /**
+   * The CEK of a sent file (stored wrapped under the owner key). A CEK wrapped under another key
+   * (a v1 row the start could not migrate, docs/identity.md) is an error, never unwrapped: a
+   * wrong CEK would become wrong key shares for every recipient.
+   */
+  cekOf(sent: Pick<SentFileRecord, "id" | "fileUid" | "cek" | "keyTag">): Uint8Array {
+    if (sent.keyTag !== deviceTagOf(this.d.keys.owner)) {
+      throw new GatewayError(
+        `the key of protected file ${sent.id} is wrapped under another device's key (stored by ` +
+          "an earlier build on a device this data directory no longer runs on); it can still " +
+          "be revoked, but no key share can be given for it",
+      );
+    }
+    return deviceWrap(this.d.keys.owner, "cek", sent.fileUid, sent.cek);
   }
 
   /** The sent file whose `.prv` is `blob` (by content hash), or undefined. */
@@ -263,7 +294,27 @@ export class PrvOwner {
       store.updateAccess(sent.id, contactId, { windowStart, windowEnd });
     }
     if (windowEnd > 0 && now >= windowEnd) return; // expired: only a renewal reopens it
+    if (!this.#keyUsable(sent, contactId)) return;
     await this.#sendGrant(sent, contactId, windowEnd, pdu.request_id);
+  }
+
+  /** Whether `sent`'s CEK is wrapped under this installation's owner key (docs/identity.md). */
+  holdsKey(sent: Pick<SentFileRecord, "keyTag">): boolean {
+    return sent.keyTag === deviceTagOf(this.d.keys.owner);
+  }
+
+  /**
+   * False (logged as an error) when `sent`'s CEK is wrapped under a key this installation does
+   * not hold: a request is then left unanswered rather than answered with a wrong share.
+   */
+  #keyUsable(sent: SentFileRecord, contactId?: number): boolean {
+    if (this.holdsKey(sent)) return true;
+    log.error(
+      "access request not answered: the key of this protected file is wrapped under another " +
+        "device's key (docs/identity.md); it can only be revoked",
+      { file_id: sent.id, contact_id: contactId ?? null },
+    );
+    return false;
   }
 
   /**
@@ -301,6 +352,7 @@ export class PrvOwner {
       });
       return;
     }
+    if (!this.#keyUsable(sent)) return; // before a contact is made for the requester
     const contactId = contactIdOf();
     if (store.accessOf(sent.id, contactId) === undefined) {
       const { s1 } = splitKey(this.cekOf(sent));

@@ -185,7 +185,7 @@ export class PrvRecipient {
       // No otk_pdu yet (it comes in a mail of its own): zeros, filled in when it arrives.
       s1: p.s1.every((b) => b === 0)
         ? new Uint8Array(32)
-        : deviceWrap(this.d.deviceKey, "s1", p.file.file_uid, p.s1),
+        : deviceWrap(this.d.keys.recipient, "s1", p.file.file_uid, p.s1),
       allowDownload: p.rules.allow_download === true,
       allowForward: p.rules.allow_forward === true,
       durationMinutes: minutes,
@@ -194,7 +194,7 @@ export class PrvRecipient {
       size: p.file.size,
       receivedAt: now,
       windowEnd,
-      deviceTag: deviceTagOf(this.d.deviceKey),
+      deviceTag: deviceTagOf(this.d.keys.recipient),
       filePdu: p.filePdu,
       forwardPdu: p.forward?.encoded ?? "",
     });
@@ -226,7 +226,7 @@ export class PrvRecipient {
         if (rec.state !== "revoked" && rec.s1.every((b) => b === 0)) {
           store.setShare(
             rec.id,
-            deviceWrap(this.d.deviceKey, "s1", rec.fileUid, shareOf(pdu.s1, "otk_pdu.s1")),
+            deviceWrap(this.d.keys.recipient, "s1", rec.fileUid, shareOf(pdu.s1, "otk_pdu.s1")),
           );
         }
         continue;
@@ -279,7 +279,7 @@ export class PrvRecipient {
 
   /** The state of a received file now. */
   verdict(rec: ReceivedFileRecord): AccessVerdict {
-    if (rec.deviceTag !== deviceTagOf(this.d.deviceKey)) {
+    if (rec.deviceTag !== deviceTagOf(this.d.keys.recipient)) {
       return {
         state: FileAccessState.NOT_FOUND,
         reason: "this file's key share is bound to the device that received it; this data " +
@@ -356,7 +356,7 @@ export class PrvRecipient {
   contentKey(rec: ReceivedFileRecord): Uint8Array {
     const g = this.memory.grant(rec.id);
     if (g === undefined) throw new PduError("no grant held");
-    const s1 = deviceWrap(this.d.deviceKey, "s1", rec.fileUid, rec.s1);
+    const s1 = deviceWrap(this.d.keys.recipient, "s1", rec.fileUid, rec.s1);
     const cek = new Uint8Array(32);
     for (let i = 0; i < 32; i++) cek[i] = s1[i] ^ g.s2[i];
     s1.fill(0);

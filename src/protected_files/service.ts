@@ -6,7 +6,7 @@
 import { deliveryState } from "./delivery_state.ts";
 import { type BlobFile, blobPath } from "../core/blobs.ts";
 import { ContactId } from "../constants.ts";
-import type { OutgoingDraft } from "../core/chats/mod.ts";
+import type { OutgoingDraft, RenderedMail } from "../core/chats/mod.ts";
 import type { PduSender, ProtectedFileReceiver } from "../core/receive/mod.ts";
 import { GatewayError, NotFoundError } from "../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReceivedFileRecord } from "../store/mod.ts";
@@ -15,7 +15,7 @@ import { GrantMemory } from "./grant_memory.ts";
 import { foldPdu, PduType } from "./pdu.ts";
 import { PrvOpenCache } from "./prv_open_cache.ts";
 import { signForward } from "./prv_forward.ts";
-import { nowOf, type PrvDeps, sendPdus } from "./prv_mail.ts";
+import { nowOf, type PrvDeps, renderPduMail } from "./prv_mail.ts";
 import { type ProtectRequest, PrvOwner, type SendFileResult } from "./prv_owner.ts";
 import { type PreparedFile, PrvRecipient, verifyAll } from "./prv_recipient.ts";
 import { Header } from "../protocol.ts";
@@ -151,7 +151,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
 
   /**
    * Prepares a `send_msg` of `draft.file`: a `.prv` this gateway protected gets its PDUs (in the
-   * chat mail, or queued 1:1 for several recipients by `afterSend`); a received `.prv` is a
+   * chat mail, or in mails of their own to each of several recipients, `separateMails`); a received `.prv` is a
    * forward: refused (-1 naming the rule) when its owner set allow_forward=false or revoked our
    * access, otherwise it gets a signed forward PDU per new recipient (`forwardPdus`). Other
    * files pass unchanged. `authorize` runs before either of the first two does anything, so that
@@ -162,7 +162,7 @@ export class ProtectedFiles implements ProtectedFileReceiver {
     chat: ChatRecord,
     recipients: readonly ContactRecord[],
     authorize: () => void = () => {},
-  ): Promise<{ draft: OutgoingDraft; afterSend?: () => Promise<void>; fileId?: number }> {
+  ): Promise<{ draft: OutgoingDraft; separateMails?: RenderedMail[]; fileId?: number }> {
     const blob = draft.file;
     if (blob === undefined || !blob.blob.endsWith(".prv")) return { draft };
     const sent = this.owner.sentOfBlob(blob);
@@ -173,9 +173,9 @@ export class ProtectedFiles implements ProtectedFileReceiver {
       return {
         draft: { ...draft, extraHeaders },
         ...(separate.size === 0 ? {} : {
-          afterSend: async () => {
-            for (const [contactId, pdus] of separate) await sendPdus(this.d, contactId, pdus);
-          },
+          separateMails: await Promise.all(
+            [...separate].map(([contactId, pdus]) => renderPduMail(this.d, contactId, pdus)),
+          ),
         }),
         fileId: sent.id,
       };
@@ -261,8 +261,12 @@ export class ProtectedFiles implements ProtectedFileReceiver {
         msg_id: msgId,
         chat_id: m.chatId,
         role: "owner",
-        state: FileAccessState.ACTIVE,
-        reason: "",
+        // A CEK wrapped for another device (docs/identity.md) opens nothing and grants nothing.
+        ...(this.owner.holdsKey(sent) ? { state: FileAccessState.ACTIVE, reason: "" } : {
+          state: FileAccessState.NOT_FOUND,
+          reason: "this file's key is wrapped under another device's key (an earlier build on " +
+            "another device): recipients get no key share; it can still be revoked",
+        }),
         allow_download: sent.allowDownload,
         allow_forward: sent.allowForward,
         duration_minutes: sent.durationMinutes,

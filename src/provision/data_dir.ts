@@ -3,7 +3,7 @@
  * exclusive lock that follows lives in lock.ts; the helpers here serve step 2 as well.
  */
 import { DataDirLayout } from "../constants.ts";
-import { StartupError } from "../errors.ts";
+import { diskFullError, StartupError } from "../errors.ts";
 
 /** The user the daemon runs as; undefined when it cannot be asked (no `sys` permission). */
 function currentUid(): number | undefined {
@@ -100,13 +100,17 @@ export function securePrivate(path: string, mode: number, fail: (cause: unknown)
   }
 }
 
-/** Throws StartupError(`message: cause`) unless a file can be created and removed in `dir`. */
+/**
+ * Throws StartupError(`message: cause`) unless a file can be created and removed in `dir`. A
+ * full disk passes: the directory is writable, and what needs space says so when it writes.
+ */
 export function assertWritable(dir: string, message: string): void {
   const probe = `${dir}/.write-probe-${Deno.pid}`;
   try {
     Deno.writeFileSync(probe, new Uint8Array(), { mode: 0o600 });
     Deno.removeSync(probe);
   } catch (cause) {
+    if (diskFullError(cause) !== undefined) return;
     throw new StartupError(`${message}: ${errText(cause)}`, undefined, { cause });
   }
 }

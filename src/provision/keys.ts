@@ -11,6 +11,7 @@ import { StartupError } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { Store, StoredKeyPair } from "../store/mod.ts";
 import { errText } from "./data_dir.ts";
+import { unlessDiskFull } from "./unless_disk_full.ts";
 
 const log = logger("provision");
 
@@ -32,7 +33,11 @@ export async function ensureAccountKey(
   const existing = store.keys.current();
   if (existing !== undefined) {
     log.info("account key present; skipping generation", { fingerprint: existing.fingerprint });
-    await ensureKeyRelays(store, existing, addr);
+    await unlessDiskFull(
+      "re-signing the account key with its relay address",
+      () => ensureKeyRelays(store, existing, addr),
+      () => false,
+    );
     return { fingerprint: existing.fingerprint, created: false };
   }
   let key: GeneratedKey;

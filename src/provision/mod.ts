@@ -4,13 +4,14 @@
  */
 import type { GatewayConfig } from "../config.ts";
 import { generateAccountKey, keyCreationTime } from "../crypto/keygen.ts";
-import { describeError, StartupError } from "../errors.ts";
+import { describeError, diskFullError, StartupError } from "../errors.ts";
 import type { EventSink } from "../events/types.ts";
 import { type LicenseStartDeps, startLicense } from "../license/start.ts";
 import type { LicenseManager } from "../license/manager.ts";
 import { logger } from "../log.ts";
-import { ConfigKey, Store } from "../store/mod.ts";
-import type { ServerParams } from "../transport/server_params.ts";
+import { ConfigKey, setRelayMessageLimit, Store } from "../store/mod.ts";
+import type { Endpoint, ServerParams } from "../transport/server_params.ts";
+import { DataDirLayout } from "../constants.ts";
 import { type AccountPaths, prepareAccountsDir } from "./accounts_dir.ts";
 import { discoverServers } from "./autodiscover.ts";
 import { errText, prepareDataDir, prepareDefaultFilesDir } from "./data_dir.ts";
@@ -18,12 +19,16 @@ import { ensureAccountKey, type KeyGenerator } from "./keys.ts";
 import { DataDirLock } from "./lock.ts";
 import { type LoginCheckers, networkLoginCheckers } from "./login_check.ts";
 import { registerOnRelay } from "./relay_register.ts";
+import { unlessDiskFull } from "./unless_disk_full.ts";
+import { probeSmtpSizeLimit } from "../transport/smtp_size.ts";
 import {
   type FingerprintSources,
+  loadDeviceFingerprint,
   type StoredDeviceFingerprint,
   storeDeviceFingerprint,
 } from "../viewer/device_fingerprint.ts";
 import { loadServerParams, saveServerParams } from "./server_params.ts";
+import { type Installation, openInstallation } from "./installation.ts";
 
 const log = logger("provision");
 
@@ -43,6 +48,12 @@ export interface ProvisionDeps extends LoginCheckers {
   readonly license?: LicenseStartDeps;
   /** Where the device fingerprint's MAC and machine id come from (default: this machine). */
   readonly fingerprintSources?: FingerprintSources;
+  /** The relay's message size limit from SMTP SIZE (default: transport/smtp_size.ts). */
+  readonly probeSmtpSize: (
+    endpoint: Endpoint,
+    password: string,
+    timeoutMs: number,
+  ) => Promise<number | undefined>;
 }
 
 /** The provisioned account, ready for the daemon to serve. */
@@ -61,6 +72,8 @@ export interface ProvisionResult {
   readonly fingerprint: string;
   /** This device's fingerprint (the viewer's `/auth` secret), stored in the data directory. */
   readonly device: StoredDeviceFingerprint;
+  /** The installation identity and the keys of stored secrets (docs/identity.md). */
+  readonly installation: Installation;
   /** True when this start registered a new account with the relay. */
   readonly firstBoot: boolean;
   /** The license (step 3); the caller retries `licenseRetryUrl` in the background if set. */
@@ -75,7 +88,7 @@ const STEPS = 7;
 /**
  * Runs `fn` as step `n`, logging its duration (and its failure, which is rethrown). Steps keep
  * docs/contract.md §1.2's numbers 1–7; "2b" is the product's step between them (store the device
- * fingerprint).
+ * fingerprint), "2c" the installation identity (docs/identity.md).
  */
 async function step<T>(
   timings: Record<string, number>,
@@ -93,8 +106,26 @@ async function step<T>(
   } catch (err) {
     // The error itself is printed once, by the daemon, when the start fails.
     log.error(`step ${n}/${STEPS} ${name}: failed`, { ms: ms() });
-    throw err;
+    throw fullDiskStartError(err, name) ?? err;
   }
+}
+
+/**
+ * A step that cannot do without space (setting up a new account, a database upgrade) on a full
+ * disk: a start error that says so. A provisioned account comes up on a full disk instead; its
+ * steps go on without the writes they can leave for later.
+ */
+function fullDiskStartError(err: unknown, name: string): StartupError | undefined {
+  if (diskFullError(err) === undefined) return undefined;
+  let root = err as Error;
+  while (root.cause instanceof Error) root = root.cause;
+  return new StartupError(
+    `the disk is full (${root.message}): the start step "${name}" cannot go on without ` +
+      "space (a new account is being set up, or the database needs an upgrade); free space in " +
+      "the data directory and start again",
+    undefined,
+    { cause: err },
+  );
 }
 
 /**
@@ -109,6 +140,7 @@ export async function provision(
 ): Promise<ProvisionResult> {
   const deps: ProvisionDeps = {
     ...networkLoginCheckers,
+    probeSmtpSize: probeSmtpSizeLimit,
     fetch: (input, init) => fetch(input, init),
     clock: Date.now,
     generateKey: generateAccountKey,
@@ -139,7 +171,22 @@ export async function provision(
       timings,
       "2b",
       "device fingerprint",
-      () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+      () =>
+        unlessDiskFull(
+          "storing the device fingerprint",
+          () => storeDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+          async () => ({
+            ...await loadDeviceFingerprint(config.dataDir, deps.fingerprintSources),
+            storedPath: `${config.dataDir}/${DataDirLayout.DEVICE_FINGERPRINT}`,
+            change: "unchanged" as const,
+          }),
+        ),
+    );
+    const installation = await step(
+      timings,
+      "2c",
+      "installation identity",
+      () => openInstallation(db, device, paths.blobDir, deps.clock()),
     );
     const license = await step(
       timings,
@@ -149,6 +196,7 @@ export async function provision(
         startLicense(config, db.config, {
           fetch: deps.fetch,
           fingerprint: device.fingerprint,
+          machineId: device.machineId,
           ...deps.license,
         }),
     );
@@ -189,6 +237,7 @@ export async function provision(
       serverParams,
       fingerprint: key.fingerprint,
       device,
+      installation,
       firstBoot: account.registered,
       license: license.manager,
       ...(license.retryUrl === undefined ? {} : { licenseRetryUrl: license.retryUrl }),
@@ -225,8 +274,11 @@ async function registerStep(config: GatewayConfig, store: Store, deps: Provision
   if (addr !== undefined && password !== undefined) {
     const stored = store.config.get(ConfigKey.DISPLAY_NAME);
     if (config.profile !== undefined && config.profile !== stored) {
-      store.config.set(ConfigKey.DISPLAY_NAME, config.profile);
-      log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
+      const profile = config.profile;
+      await unlessDiskFull("the display name from EDGE_PROFILE", () => {
+        store.config.set(ConfigKey.DISPLAY_NAME, profile);
+        log.info("display name updated from EDGE_PROFILE (or PRIVITTY_PROFILE)");
+      }, () => {});
     }
     log.info("already registered; skipping", { addr });
     return { addr, password, registered: false, relayTime: undefined };
@@ -282,5 +334,26 @@ async function discoverStep(
     events: deps.events,
   });
   saveServerParams(store, params, deps.clock());
+  await learnRelayLimit(store, params.smtp, password, deps);
   return params;
+}
+
+/**
+ * Stores the relay's message size limit (SMTP SIZE) for the account just configured, so sends
+ * are checked against it from the first one; best effort: the SMTP loop asks again whenever it
+ * connects.
+ */
+async function learnRelayLimit(
+  store: Store,
+  smtp: Endpoint,
+  password: string,
+  deps: ProvisionDeps,
+): Promise<void> {
+  try {
+    const bytes = await deps.probeSmtpSize(smtp, password, Math.min(deps.loginTimeoutMs, 10_000));
+    setRelayMessageLimit(store, bytes);
+    log.info("relay message size limit", { bytes: bytes ?? null });
+  } catch (err) {
+    log.info("relay message size limit not learned yet", { error: errText(err) });
+  }
 }

@@ -37,3 +37,6 @@ export {
   type VerifiedPrv,
 } from "./prv_reader.ts";
 export { bytesSource, fileSource, type PrvSource } from "./prv_source.ts";
+
+// Memory upkeep shared with other chunked AEAD streams (the backup file)
+export { GC_HINT_CHUNKS, YoungGarbageHint } from "./gc_hint.ts";

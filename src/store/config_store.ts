@@ -12,7 +12,18 @@ export const ConfigKey = {
   LICENSE_CLOCK_HIGH_WATER: "license_clock_high_water",
   /** JSON map: license id → issue time (ms) of the latest copy deactivated here. */
   LICENSE_DEACTIVATED: "license_deactivated",
-  /** The relay's largest accepted mail in bytes (SMTP SIZE, RFC 1870); absent when unknown. */
+  /** This installation's id, 32 hex digits (migration 15; docs/identity.md). */
+  INSTALLATION_ID: "installation_id",
+  /** This installation's secret, 64 hex digits (migration 15); never logged, never sent. */
+  INSTALLATION_SECRET: "installation_secret",
+  /** The machine id of the last start (a different one at start: the installation moved). */
+  MACHINE_ID_LAST_SEEN: "machine_id_last_seen",
+  /** JSON `{from, at, reason}` of a move not yet settled by a license activation. */
+  INSTALLATION_MOVED: "installation_moved",
+  /**
+   * The largest mail in bytes the relay accepts, as its SMTP SIZE extension (RFC 1870) last said;
+   * absent while unknown. Read it through `relayMessageLimit` (relay_limit.ts).
+   */
   MAX_MESSAGE_BYTES: "max_message_bytes",
   /** Quiet time (ms) after which a receiver asks for missing relay parts (docs/transfer.md). */
   TRANSFER_REQUEST_AFTER_MS: "transfer_request_after_ms",
@@ -56,6 +67,12 @@ export class ConfigStore {
     );
     // After the write: a transaction that rolls back later leaves a stale entry, so drop it
     // instead of caching the new value until the write is known to be durable.
+    this.#cache.delete(key);
+  }
+
+  /** Removes a key (nothing happens when it is absent). */
+  delete(key: ConfigKey): void {
+    this.db.run("DELETE FROM config WHERE key = ?", key);
     this.#cache.delete(key);
   }
 

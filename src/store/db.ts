@@ -4,8 +4,11 @@
  */
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { diskFullError } from "../errors.ts";
+import { logger } from "../log.ts";
 import { DiskState } from "./disk_state.ts";
 import { MIGRATIONS } from "./migrations.ts";
+
+const log = logger("store");
 
 export type SqlValue = SQLInputValue;
 export type Row = Record<string, unknown>;
@@ -20,6 +23,13 @@ export class Db {
   #wrote = false;
   /** Whether the disk was last seen full (every SQLITE_FULL sets it; a committed write clears it). */
   readonly disk: DiskState;
+  readonly #path: string;
+  /**
+   * Opened on a full disk, where SQLite cannot create the WAL index file (`-shm`): the index is
+   * kept in this process's memory (exclusive locking) until space returns, then the database is
+   * opened again the usual way (other processes may read it again).
+   */
+  #indexInMemory = false;
 
   /**
    * Opens (and migrates) `path`; `readOnly` opens an existing database as it is, for reading;
@@ -30,28 +40,109 @@ export class Db {
     options: { readonly readOnly?: boolean; readonly disk?: DiskState } = {},
   ) {
     this.disk = options.disk ?? new DiskState();
+    this.#path = path;
     try {
-      this.#open(path, options.readOnly === true);
+      if (options.readOnly === true) this.#openReadOnly();
+      else this.#openOnAnyDisk();
     } catch (err) {
       throw this.#fail(err);
     }
+    if (options.readOnly === true) return;
+    try {
+      migrate(this);
+    } catch (err) {
+      this.close(); // a migration a full disk kept out: the caller says so, nothing stays open
+      throw err;
+    }
   }
 
-  #open(path: string, readOnly: boolean): void {
-    if (readOnly) {
-      this.#db = new DatabaseSync(path, { readOnly: true });
-      this.#db.exec("PRAGMA busy_timeout = 5000");
-      return;
-    }
-    this.#db = new DatabaseSync(path);
-    this.#db.exec("PRAGMA journal_mode = WAL");
-    // FULL: every commit is on disk before it returns. Edge boxes lose power; a message is
-    // deleted from the relay (or `send_msg` answers) only after its commit, so NORMAL's window
-    // (the last commits lost on power failure, WAL not yet synced) would lose accepted mail.
-    this.#db.exec("PRAGMA synchronous = FULL");
-    this.#db.exec("PRAGMA foreign_keys = ON");
+  #openReadOnly(): void {
+    this.#db = new DatabaseSync(this.#path, { readOnly: true });
     this.#db.exec("PRAGMA busy_timeout = 5000");
-    migrate(this);
+  }
+
+  /**
+   * Opens for writing; on a full disk that leaves no room for the WAL index file, opens with the
+   * index in memory instead (reads work, writes fail as SQLITE_FULL until space returns).
+   */
+  #openOnAnyDisk(): void {
+    try {
+      this.#open(false);
+      return;
+    } catch (err) {
+      if (diskFullError(err) === undefined) throw err;
+      this.disk.noteFull(`no room for the database's WAL index file ${this.#path}-shm`);
+    }
+    this.#open(true);
+    this.#indexInMemory = true;
+    log.warn(
+      "the disk is full: the database is open for this process only until space returns",
+      { path: this.#path },
+    );
+  }
+
+  /** Opens and sets up a connection; it becomes this Db's only once all of that worked. */
+  #open(indexInMemory: boolean): void {
+    const db = new DatabaseSync(this.#path);
+    try {
+      // Before the first read: exclusive locking keeps the WAL index in memory, no -shm file.
+      if (indexInMemory) db.exec("PRAGMA locking_mode = EXCLUSIVE");
+      // A statement, not exec(): only a statement's error carries SQLite's code (a full disk
+      // fails this first read as SQLITE_IOERR_SHMSIZE, which errors.ts knows).
+      db.prepare("PRAGMA journal_mode = WAL").get();
+      // FULL: every commit is on disk before it returns. Edge boxes lose power; a message is
+      // deleted from the relay (or `send_msg` answers) only after its commit, so NORMAL's window
+      // (the last commits lost on power failure, WAL not yet synced) would lose accepted mail.
+      db.exec("PRAGMA synchronous = FULL");
+      db.exec("PRAGMA foreign_keys = ON");
+      db.exec("PRAGMA busy_timeout = 5000");
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.#db = db;
+  }
+
+  /**
+   * A write committed: there is space. A database opened with its WAL index in memory is opened
+   * again the usual way (when that still fails, it stays as it is).
+   */
+  #spaceBack(): void {
+    this.disk.noteSpace();
+    if (!this.#indexInMemory || this.#depth > 0 || this.#closed) return;
+    this.#cache.clear();
+    this.#db.close(); // an exclusive lock: the usual open must not find it held
+    try {
+      this.#open(false);
+      this.#indexInMemory = false;
+      log.info("disk space is back: the database is shared again", { path: this.#path });
+      return;
+    } catch {
+      // no room for the index file yet
+    }
+    try {
+      this.#open(true); // as before; the next write tries again
+    } catch (err) {
+      log.error("cannot open the database again", { path: this.#path, error: String(err) });
+    }
+  }
+
+  /**
+   * Whether a write commits now (it rewrites the schema version, changing nothing): a full disk
+   * notes itself, space notes that it is back. For the watch that ends a full-disk pause.
+   */
+  probeSpace(): boolean {
+    try {
+      this.tx(() => {
+        const v = this.get<{ user_version: number }>("PRAGMA user_version")?.user_version ?? 0;
+        this.exec(`PRAGMA user_version = ${v}`);
+        this.#wrote = true;
+      });
+      return true;
+    } catch (err) {
+      if (diskFullError(err) === undefined) throw err;
+      return false;
+    }
   }
 
   /**
@@ -85,7 +176,7 @@ export class Db {
     const changes = Number(r.changes);
     if (changes > 0) {
       if (this.#depth > 0) this.#wrote = true;
-      else this.disk.noteSpace();
+      else this.#spaceBack();
     }
     return { changes, lastId: Number(r.lastInsertRowid) };
   }
@@ -128,17 +219,18 @@ export class Db {
     this.exec("BEGIN IMMEDIATE");
     this.#depth++;
     this.#wrote = false;
+    let out: T;
     try {
-      const out = fn();
+      out = fn();
       this.#db.exec("COMMIT");
-      if (this.#wrote) this.disk.noteSpace();
-      return out;
     } catch (err) {
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
       throw this.#fail(err);
     } finally {
       this.#depth--;
     }
+    if (this.#wrote) this.#spaceBack();
+    return out;
   }
 
   /** Closes the database (idempotent). */

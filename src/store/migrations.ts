@@ -318,7 +318,22 @@ export const MIGRATIONS: readonly string[] = [
     raw BLOB NOT NULL
   ) STRICT;
   `,
-  // 15: files above the relay's one-mail limit travel as relay parts between gateways
+  // 15: the installation identity (docs/identity.md): `installation_id` (128 random bits, hex)
+  // and `installation_secret` (32 random bytes, hex), created once here for new and existing
+  // databases, so they move with the data directory and a backup. `prv_sent.key_tag` tells which
+  // key a sent file's CEK is wrapped under ('' = the v1 device key, before this migration).
+  `
+  INSERT OR IGNORE INTO config (key, value) VALUES ('installation_id', lower(hex(randomblob(16))));
+  INSERT OR IGNORE INTO config (key, value)
+    VALUES ('installation_secret', lower(hex(randomblob(32))));
+  ALTER TABLE prv_sent ADD COLUMN key_tag TEXT NOT NULL DEFAULT '';
+  `,
+  // 16: a mail rendered as a stream waits in a spool file (DataDirLayout.SPOOL_DIR) that the row
+  // names instead of holding it in raw; '' for mails kept in raw, as before.
+  `
+  ALTER TABLE outbox ADD COLUMN spool TEXT NOT NULL DEFAULT '';
+  `,
+  // 17: files above the relay's one-mail limit travel as relay parts between gateways
   // (docs/transfer.md). A contact's gateway announced it can receive them (refreshed on every
   // verified mail from it); one row per transfer and direction: the sender's queue of parts, the
   // recipients still to confirm and those that refused, the receiver's bitmap of verified parts in its partial blob

@@ -19,9 +19,12 @@ import { QuarantineStore } from "./quarantine_store.ts";
 import { TransfersStore } from "./transfers_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
+export { relayMessageLimit, setRelayMessageLimit } from "./relay_limit.ts";
+export { MailSpool, type SpooledMail } from "./mail_spool.ts";
 export type { StoredKeyPair } from "./keys_store.ts";
 export { Db } from "./db.ts";
 export { DiskState, type DiskWord } from "./disk_state.ts";
+export { DISK_SPACE_PROBE_MS, watchDiskSpace } from "./disk_space_watch.ts";
 export type { ContactPatch, ContactRecord, NewContact } from "./contacts_store.ts";
 export type { ChatListFilter, ChatRecord, MembershipRecord, NewChat } from "./chats_store.ts";
 export type { MessageFile, MessageRecord, MessageStamp, NewMessage } from "./msgs_store.ts";
@@ -33,6 +36,7 @@ export type { NewReceiveError, ReceiveErrorRecord } from "./receive_errors_store
 export type { NewQuarantinedMail, QuarantinedMail } from "./quarantine_store.ts";
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 export type { StoredEventRow } from "./events_store.ts";
+export { snapshotDatabase, type SnapshotFacts } from "./snapshot.ts";
 export type {
   NewTransfer,
   ResendRequest,

@@ -15,8 +15,10 @@ export interface OutboxRecord {
   readonly envelopeFrom: string;
   /** SMTP `RCPT TO` addresses. */
   readonly recipients: string[];
-  /** The complete mail as sent. */
+  /** The complete mail as sent (empty when it waits in a spool file). */
   readonly raw: Uint8Array;
+  /** The spool file holding the mail (a name in the spool directory), '' when `raw` holds it. */
+  readonly spool: string;
   /** Failed attempts so far. */
   readonly attempts: number;
   /** Unix milliseconds before which the mail is not tried again. */
@@ -33,6 +35,8 @@ export interface NewOutboxMail {
   readonly envelopeFrom: string;
   readonly recipients: readonly string[];
   readonly raw: Uint8Array;
+  /** The spool file holding the mail instead of `raw` (store/mail_spool.ts). */
+  readonly spool?: string | undefined;
   /** Unix ms; 0 (default) = due at once. */
   readonly nextTryAt?: number;
 }
@@ -44,13 +48,14 @@ interface OutboxRow {
   envelope_from: string;
   recipients: string;
   raw: Uint8Array;
+  spool: string;
   attempts: number;
   next_try_at: number;
   last_error: string;
   created_at: number;
 }
 
-const SELECT = "SELECT id, msg_id, rfc724_mid, envelope_from, recipients, raw, attempts, " +
+const SELECT = "SELECT id, msg_id, rfc724_mid, envelope_from, recipients, raw, spool, attempts, " +
   "next_try_at, last_error, created_at FROM outbox";
 
 function toRecord(row: OutboxRow): OutboxRecord {
@@ -61,6 +66,7 @@ function toRecord(row: OutboxRow): OutboxRecord {
     envelopeFrom: row.envelope_from,
     recipients: JSON.parse(row.recipients) as string[],
     raw: new Uint8Array(row.raw),
+    spool: row.spool,
     attempts: row.attempts,
     nextTryAt: row.next_try_at,
     lastError: row.last_error,
@@ -75,13 +81,14 @@ export class OutboxStore {
   /** Queues a mail and returns the row id. */
   enqueue(m: NewOutboxMail): number {
     return this.db.run(
-      "INSERT INTO outbox (msg_id, rfc724_mid, envelope_from, recipients, raw, next_try_at) " +
-        "VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO outbox (msg_id, rfc724_mid, envelope_from, recipients, raw, spool, " +
+        "next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       m.msgId ?? 0,
       m.rfc724Mid,
       m.envelopeFrom,
       JSON.stringify(m.recipients),
-      m.raw,
+      m.spool ? new Uint8Array(0) : m.raw,
+      m.spool ?? "",
       m.nextTryAt ?? 0,
     ).lastId;
   }
@@ -138,6 +145,17 @@ export class OutboxStore {
     return this.db.run("DELETE FROM outbox WHERE id = ?", id).changes > 0;
   }
 
+  /** The spool files queued mails name (all rows, or one message's). */
+  spools(msgId?: number): string[] {
+    const rows = msgId === undefined
+      ? this.db.all<{ spool: string }>("SELECT spool FROM outbox WHERE spool != ''")
+      : this.db.all<{ spool: string }>(
+        "SELECT spool FROM outbox WHERE spool != '' AND msg_id = ?",
+        msgId,
+      );
+    return rows.map((r) => r.spool);
+  }
+
   /** Number of queued mails for one message. */
   countForMessage(msgId: number): number {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM outbox WHERE msg_id = ?", msgId)
@@ -159,13 +177,18 @@ export class OutboxStore {
     )?.n ?? 0;
   }
 
-  /** Drops queued mails whose Message-ID starts with `prefix`; returns how many. */
-  removeByMidPrefix(prefix: string): number {
-    return this.db.run(
-      "DELETE FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?",
+  /**
+   * Drops queued mails whose Message-ID starts with `prefix`; returns the spool files they named
+   * (the caller removes them after the commit).
+   */
+  removeByMidPrefix(prefix: string): string[] {
+    const spools = this.db.all<{ spool: string }>(
+      "SELECT spool FROM outbox WHERE substr(rfc724_mid, 1, ?) = ? AND spool != ''",
       prefix.length,
       prefix,
-    ).changes;
+    ).map((r) => r.spool);
+    this.db.run("DELETE FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?", prefix.length, prefix);
+    return spools;
   }
 
   /** Number of queued mails. */

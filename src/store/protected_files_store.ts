@@ -24,6 +24,8 @@ export interface SentFileRecord {
   /** The signed file_pdu, encoded. */
   readonly filePdu: string;
   readonly createdAt: number;
+  /** Tag of the key the CEK is wrapped under ('' = the v1 device key; key_shares.ts). */
+  readonly keyTag: string;
 }
 
 /** Owner-side states of one recipient's access. */
@@ -102,6 +104,7 @@ function sentOf(r: Row): SentFileRecord {
     durationMinutes: r.duration_minutes as number,
     filePdu: r.file_pdu as string,
     createdAt: r.created_at as number,
+    keyTag: r.key_tag as string,
   };
 }
 
@@ -173,8 +176,8 @@ export class ProtectedFilesStore {
     return this.db.tx(() => {
       const id = this.db.run(
         "INSERT INTO prv_sent (file_uid, chat_id, path, prv_sha256, plaintext_sha256, name, mime, " +
-          "size, cek, allow_download, allow_forward, duration_minutes, file_pdu, created_at) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          "size, cek, allow_download, allow_forward, duration_minutes, file_pdu, created_at, " +
+          "key_tag) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         f.fileUid,
         f.chatId,
         f.path,
@@ -189,6 +192,7 @@ export class ProtectedFilesStore {
         f.durationMinutes,
         f.filePdu,
         f.createdAt,
+        f.keyTag,
       ).lastId;
       for (const r of recipients) {
         this.db.run(
@@ -220,9 +224,9 @@ export class ProtectedFilesStore {
    */
   sentKeyByHashPrefix(
     prefix: string,
-  ): Pick<SentFileRecord, "id" | "fileUid" | "cek" | "name"> | undefined {
+  ): Pick<SentFileRecord, "id" | "fileUid" | "cek" | "name" | "keyTag"> | undefined {
     const r = this.db.get<Row>(
-      `SELECT id, file_uid, cek, name FROM prv_sent ${NEWEST_BY_HASH_PREFIX}`,
+      `SELECT id, file_uid, cek, name, key_tag FROM prv_sent ${NEWEST_BY_HASH_PREFIX}`,
       ...hashRange(prefix),
     );
     return r && {
@@ -230,7 +234,44 @@ export class ProtectedFilesStore {
       fileUid: r.file_uid as string,
       cek: bytes(r.cek),
       name: r.name as string,
+      keyTag: r.key_tag as string,
     };
+  }
+
+  /** Every sent file's wrapped CEK and its key tag (the key migration at start). */
+  sentKeys(): Pick<SentFileRecord, "id" | "fileUid" | "path" | "prvSha256" | "cek" | "keyTag">[] {
+    return this.db.all<Row>(
+      "SELECT id, file_uid, path, prv_sha256, cek, key_tag FROM prv_sent ORDER BY id",
+    )
+      .map((r) => ({
+        id: r.id as number,
+        fileUid: r.file_uid as string,
+        path: r.path as string,
+        prvSha256: r.prv_sha256 as string,
+        cek: bytes(r.cek),
+        keyTag: r.key_tag as string,
+      }));
+  }
+
+  /** Stores a sent file's CEK wrapped anew, with the tag of the key it is wrapped under. */
+  setSentKey(id: number, cek: Uint8Array, keyTag: string): void {
+    this.db.run("UPDATE prv_sent SET cek = ?, key_tag = ? WHERE id = ?", cek, keyTag, id);
+  }
+
+  /** Every received file's wrapped S1 and its device tag (the key migration at start). */
+  receivedKeys(): Pick<ReceivedFileRecord, "id" | "fileUid" | "s1" | "deviceTag">[] {
+    return this.db.all<Row>("SELECT id, file_uid, s1, device_tag FROM prv_received ORDER BY id")
+      .map((r) => ({
+        id: r.id as number,
+        fileUid: r.file_uid as string,
+        s1: bytes(r.s1),
+        deviceTag: r.device_tag as string,
+      }));
+  }
+
+  /** Stores a received file's S1 wrapped anew (zeros: asked again), with its device tag. */
+  setReceivedKey(id: number, s1: Uint8Array, deviceTag: string): void {
+    this.db.run("UPDATE prv_received SET s1 = ?, device_tag = ? WHERE id = ?", s1, deviceTag, id);
   }
 
   /** The newest sent file whose `.prv` hash starts with `prefix` (a blob name's 32 hex). */

@@ -1,13 +1,16 @@
 /**
  * Drains INBOX one message at a time: lists UIDs and sizes, then per message counts an attempt,
  * fetches that one body, hands it to reception and deletes it only once reception resolved (it
- * committed first). Memory holds one mail at a time; a mail that keeps failing is quarantined
+ * committed first). A small mail is fetched into memory; a larger one, when the sink has a spool,
+ * in ranges into a temp file (removed when its attempt ends), so memory does not grow with the
+ * mail. Mail above the sink's cap is recorded from its head. A mail that keeps failing is quarantined
  * whole (kept by the sink) before it leaves the server, never deleted unread. A full disk is not
  * the mail's fault: the attempt does not count, the mail stays on the server and the whole drain
  * pauses with a growing back-off (no reconnect) until a write succeeds again.
  */
 import { diskFullError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { mailBytes, mailHead, type MailSource, mailWhole } from "../mime/mail_source.ts";
 import { type MonotonicClock, monotonicNow } from "./clock.ts";
 import type { createImapClient } from "./imap_client.ts";
 
@@ -24,16 +27,32 @@ export interface InboxMessage {
   readonly size: number;
 }
 
+/** Where the drain fetches mails too large for memory, and the largest it fetches at all. */
+export interface MailSpool {
+  /** A directory for the temp files (hidden names, see `SPOOL_PREFIX`). */
+  readonly dir: string;
+  /** Mails larger than this are recorded from their head and deleted (read per mail). */
+  maxMailBytes(): number;
+}
+
+/** Prefix of the temp file a large mail is fetched into. */
+export const SPOOL_PREFIX = ".incoming-";
+
 /** What the drain hands mail to (implemented by the core; the transport never imports it). */
 export interface MailSink {
+  /** Large mails go to files here; without it every mail is fetched into memory. */
+  readonly spool?: MailSpool;
   /**
    * Durably counts an attempt at `msg` before its body is fetched and returns the number of
    * attempts made before this one (so a mail that killed the process while being processed is
    * counted too).
    */
   begin(msg: InboxMessage): number;
-  /** Receives one raw message; resolving means "committed (or recorded), safe to delete". */
-  deliver(raw: Uint8Array, msg: InboxMessage): Promise<void>;
+  /**
+   * Receives one raw message (in memory, or a file that is removed once this settles); resolving
+   * means "committed (or recorded), safe to delete".
+   */
+  deliver(raw: MailSource, msg: InboxMessage): Promise<void>;
   /** Notes why an attempt failed (for the record made when the drain gives up). */
   failed(msg: InboxMessage, reason: string): void;
   /**
@@ -41,6 +60,11 @@ export interface MailSink {
    * it does not count. Never throws (what cannot be written now is taken off at the next begin).
    */
   forgive(msg: InboxMessage): void;
+  /**
+   * Whether the disk is known to be full still (optional): once it says false, a drain paused for
+   * the disk retries at once instead of at the end of its back-off.
+   */
+  diskFull?(): boolean;
   /**
    * Records a mail the drain does not fetch whole: too large, or the process stopped even while
    * fetching it for the quarantine. `head` is the start of the mail (all of it when
@@ -56,8 +80,20 @@ export interface MailSink {
 
 /** Limits of the drain. */
 export interface DrainLimits {
-  /** Mails larger than this are recorded and deleted without being fetched. */
+  /**
+   * Mails larger than this are recorded and deleted without being fetched (the sink's spool,
+   * when it has one, sets this instead).
+   */
   readonly maxMailBytes: number;
+  /** Mails up to this size are fetched into memory; larger ones into the sink's spool. */
+  readonly inMemoryMailBytes: number;
+  /** Bytes fetched per range when a mail goes to the spool. */
+  readonly fetchChunkBytes: number;
+  /**
+   * The largest spooled mail kept whole in the quarantine (a database row, read into memory to
+   * store and to retry); a larger one that keeps failing is recorded from its head instead.
+   */
+  readonly quarantineMaxBytes: number;
   /** Attempts (failures or deaths while processing) before a mail is quarantined. */
   readonly maxAttempts: number;
   /** Wait before the first retry of a failed mail; each further retry waits 4 times longer. */
@@ -67,11 +103,15 @@ export interface DrainLimits {
 }
 
 /**
- * Defaults: the chatmail relay's own limit is 30 MiB (Postfix `message_size_limit`), so 40 MiB
- * leaves room for headers the relay adds and refuses only mail no relay would have delivered.
+ * Defaults: without a spool, mail is read in memory, and 40 MiB (the chatmail relay's own limit is
+ * 30 MiB, Postfix `message_size_limit`) refuses only mail no relay would have delivered. With a
+ * spool, its cap applies (the account's reception: twice the relay's limit, at least 64 MiB).
  */
 export const DEFAULT_DRAIN_LIMITS: DrainLimits = {
   maxMailBytes: 40 * 1024 * 1024,
+  inMemoryMailBytes: 1024 * 1024,
+  fetchChunkBytes: 1024 * 1024,
+  quarantineMaxBytes: 16 * 1024 * 1024,
   maxAttempts: 5,
   retryBaseMs: 60_000,
   listLimit: 500,
@@ -119,7 +159,9 @@ export class InboxDrain {
 
   /** Milliseconds until a failed mail may be retried (Infinity when none waits). */
   nextRetryIn(): number {
-    if (this.#diskRetryAt !== undefined) return Math.max(0, this.#diskRetryAt - this.now());
+    if (this.#diskRetryAt !== undefined) {
+      return this.#spaceBack() ? 0 : Math.max(0, this.#diskRetryAt - this.now());
+    }
     let next = Infinity;
     for (const at of this.#retryAt.values()) next = Math.min(next, at - this.now());
     return Math.max(0, next);
@@ -127,7 +169,13 @@ export class InboxDrain {
 
   /** True while the drain waits for disk space (a full disk paused it). */
   get pausedForDisk(): boolean {
-    return this.#diskRetryAt !== undefined && this.#diskRetryAt > this.now();
+    return this.#diskRetryAt !== undefined && this.#diskRetryAt > this.now() &&
+      !this.#spaceBack();
+  }
+
+  /** The sink says the disk has space again (a write succeeded since the pause began). */
+  #spaceBack(): boolean {
+    return this.sink.diskFull?.() === false;
   }
 
   /** The disk was full: pause every mail, twice as long as the last time. */
@@ -190,7 +238,7 @@ export class InboxDrain {
 
   /** Handles one message; true when it was delivered or given up (and deleted). */
   async #one(client: Client, msg: InboxMessage, keepAlive: KeepAlive): Promise<boolean> {
-    const { maxMailBytes } = this.limits;
+    const maxMailBytes = this.sink.spool?.maxMailBytes() ?? this.limits.maxMailBytes;
     if (msg.size > maxMailBytes) {
       return await this.#giveUp(client, msg, `larger than ${maxMailBytes} bytes`);
     }
@@ -215,11 +263,59 @@ export class InboxDrain {
       // Even fetching it to quarantine it stopped the process: keep its head only.
       return await this.#giveUp(client, msg, `not processed after ${before} attempts`);
     }
-    const fetched = await client.fetchOne(String(msg.uid), { uid: true, source: true }, {
-      uid: true,
-    });
-    if (fetched === false || fetched.source === undefined) return false; // expunged meanwhile
-    const raw = bytesOf(fetched.source);
+    const spool = this.sink.spool;
+    if (spool === undefined || msg.size <= this.limits.inMemoryMailBytes) {
+      const fetched = await client.fetchOne(String(msg.uid), { uid: true, source: true }, {
+        uid: true,
+      });
+      if (fetched === false || fetched.source === undefined) return false; // expunged meanwhile
+      return await this.#process(
+        client,
+        msg,
+        before,
+        keepAlive,
+        mailBytes(bytesOf(fetched.source)),
+      );
+    }
+    await Deno.mkdir(spool.dir, { recursive: true });
+    const path = await Deno.makeTempFile({ dir: spool.dir, prefix: SPOOL_PREFIX });
+    try {
+      const size = await this.#fetchToFile(client, msg, path);
+      if (size === undefined) return false; // expunged meanwhile
+      return await this.#process(client, msg, before, keepAlive, { kind: "file", path, size });
+    } finally {
+      await Deno.remove(path).catch(() => {});
+    }
+  }
+
+  /** Fetches a mail in ranges into `path`; its size, or undefined when it is gone. */
+  async #fetchToFile(client: Client, msg: InboxMessage, path: string): Promise<number | undefined> {
+    using file = await Deno.open(path, { write: true, truncate: true });
+    const chunk = this.limits.fetchChunkBytes;
+    let size = 0;
+    for (;;) {
+      const part = await client.fetchOne(
+        String(msg.uid),
+        { uid: true, source: { start: size, maxLength: chunk } },
+        { uid: true },
+      );
+      if (part === false) return undefined;
+      const bytes = bytesOf(part.source);
+      for (let off = 0; off < bytes.byteLength;) off += await file.write(bytes.subarray(off));
+      size += bytes.byteLength;
+      if (bytes.byteLength < chunk) return size;
+    }
+  }
+
+  /** Hands a fetched mail to the sink (or quarantines it) and settles the attempt. */
+  async #process(
+    client: Client,
+    msg: InboxMessage,
+    before: number,
+    keepAlive: KeepAlive,
+    raw: MailSource,
+  ): Promise<boolean> {
+    const { maxAttempts } = this.limits;
     if (before === maxAttempts) {
       const reason = `not processed after ${before} attempts (the process stopped while it ran)`;
       return await this.#quarantine(client, msg, reason, raw);
@@ -252,9 +348,15 @@ export class InboxDrain {
     client: Client,
     msg: InboxMessage,
     reason: string,
-    raw: Uint8Array,
+    raw: MailSource,
   ): Promise<boolean> {
-    await this.sink.quarantine(msg, reason, raw);
+    const max = this.limits.quarantineMaxBytes;
+    if (raw.kind === "file" && raw.size > max) {
+      const why = `${reason}; larger than ${max} bytes, not kept whole`;
+      await this.sink.giveUp(msg, why, await mailHead(raw, GIVE_UP_HEAD_BYTES));
+      return await this.#delete(client, msg, why, "gave up on a message; recorded as an error");
+    }
+    await this.sink.quarantine(msg, reason, await mailWhole(raw));
     return await this.#delete(client, msg, reason, "quarantined a message; kept whole");
   }
 

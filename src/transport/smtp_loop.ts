@@ -5,14 +5,19 @@
  * clock jumps (clock.ts). Never throws.
  */
 import { Buffer } from "node:buffer";
+import { createReadStream } from "node:fs";
+import { type Readable, Transform } from "node:stream";
 import nodemailer from "nodemailer";
 import type { EventSink } from "../events/types.ts";
 import { logger } from "../log.ts";
+import { SEND_STREAM_GC } from "../memory/young_gc.ts";
 import { ClockJumpWatch, type MonotonicClock, monotonicNow } from "./clock.ts";
 import { type BackoffBounds, backoffDelay, maxBackoffDelay } from "./imap_loop.ts";
 import { LinkProblem, type MailProblemSink } from "./mail_problem.ts";
+import { OutcomeBacklog } from "./outcome_backlog.ts";
 import { describeEndpoint, type Endpoint } from "./server_params.ts";
 import { smtpOptions, smtpReason } from "./smtp_client.ts";
+import { probeSmtpSizeLimit } from "./smtp_size.ts";
 import { classifySmtpError } from "./smtp_errors.ts";
 import {
   isUnverifiedCertificate,
@@ -29,7 +34,10 @@ export interface QueuedMail {
   readonly id: number;
   readonly envelopeFrom: string;
   readonly recipients: readonly string[];
+  /** The mail, unless it waits in a spool file. */
   readonly raw: Uint8Array;
+  /** Absolute path of the spool file holding the mail (sent as a stream), when `raw` does not. */
+  readonly spoolPath?: string | undefined;
   /** Failed attempts that got an SMTP answer (4xx) so far; connection failures do not count. */
   readonly attempts: number;
 }
@@ -57,10 +65,13 @@ export interface OutboxQueue {
   gaveUp(id: number, error: string): void;
 }
 
-/** What the loop hands to the transport: the envelope and the mail's bytes, unchanged. */
+/**
+ * What the loop hands to the transport: the envelope and the mail's bytes, unchanged (a stream
+ * of a spool file for a large mail).
+ */
 export interface OutgoingMail {
   readonly envelope: { readonly from: string; readonly to: string[] };
-  readonly raw: Buffer;
+  readonly raw: Buffer | Readable;
 }
 
 /** A (pooled) SMTP transport; nodemailer's fits, tests pass fakes. */
@@ -98,10 +109,40 @@ export interface SmtpLoopOptions {
   readonly tlsProbe?: () => Promise<TlsClockFault | undefined>;
   /** Makes the transport (default: a nodemailer pool for `endpoint`); for tests. */
   readonly transportFactory?: () => SmtpSender;
+  /**
+   * Asks the relay for its message size limit (SMTP SIZE, RFC 1870); default: an EHLO on
+   * `endpoint` (smtp_size.ts), none when `transportFactory` is given and this is not.
+   */
+  readonly sizeProbe?: () => Promise<number | undefined>;
+  /**
+   * Told what the relay's SIZE said (undefined: no limit named) when the loop starts and each
+   * time it connects again after a connection failure.
+   */
+  readonly onSizeLimit?: (bytes: number | undefined) => void;
+}
+
+/**
+ * A spool file as a stream for the transport; what passed through is young garbage (its chunks,
+ * nodemailer's dot-stuffed copies, TLS records): collected as it goes, not once ~64 MB piled up.
+ */
+function spoolStream(path: string): Readable {
+  // A transform, not a "data" listener: that would start the flow before the transport reads.
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      SEND_STREAM_GC.note(chunk.length);
+      done(null, chunk);
+    },
+  });
+  const file = createReadStream(path);
+  file.on("error", (err) => counted.destroy(err));
+  return file.pipe(counted);
 }
 
 /** Longest single wait: a row queued without `wake()`, or a wall-clock jump, is seen within it. */
 const MAX_WAIT_MS = 10_000;
+
+/** Longest wait while outcomes wait to be recorded (the disk may have space again). */
+const UNRECORDED_RETRY_MS = 1_000;
 
 /** Waits for `kick()`, a timeout or an abort; a kick while nobody waits ends the next wait. */
 class Waker {
@@ -157,6 +198,8 @@ export class SmtpLoop {
   /** The queue's times are checked at the first look and after each jump (until that worked). */
   #pullBackPending = true;
   readonly #inflight = new Set<number>();
+  /** Outcomes the queue could not record yet (a full disk): those rows are not sent again. */
+  readonly #unrecorded = new OutcomeBacklog();
   readonly #waker = new Waker();
   readonly #abort = new AbortController();
   #running: Promise<void> | undefined;
@@ -165,6 +208,9 @@ export class SmtpLoop {
   /** Monotonic ms until which the loop pauses after a connection failure. */
   #holdUntil = 0;
   #connected = false;
+  /** Transports made so far: every one after the first is a reconnect. */
+  #senders = 0;
+  #probing = false;
   #idle = false;
   #idleWaiters: (() => void)[] = [];
   readonly #counts = { sent: 0, retried: 0, gaveUp: 0 };
@@ -188,9 +234,28 @@ export class SmtpLoop {
   start(signal: AbortSignal): void {
     if (signal.aborted) this.#abort.abort();
     else signal.addEventListener("abort", () => this.#abort.abort(), { once: true });
+    if (this.#running === undefined) this.#learnSizeLimit();
     this.#running ??= this.#run().catch((err) =>
       log.error("SMTP loop ended unexpectedly", { error: smtpReason(err) })
     );
+  }
+
+  /** Asks the relay for its SIZE limit in the background and reports it (one probe at a time). */
+  #learnSizeLimit(): void {
+    const { onSizeLimit } = this.#opts;
+    const probe = this.#opts.sizeProbe ??
+      (this.#opts.transportFactory === undefined
+        ? () => probeSmtpSizeLimit(this.#opts.endpoint, this.#opts.password)
+        : undefined);
+    if (onSizeLimit === undefined || probe === undefined || this.#probing) return;
+    this.#probing = true;
+    probe().then(
+      (bytes) => {
+        log.debug("relay message size limit", { server: this.#server, bytes: bytes ?? null });
+        onSizeLimit(bytes);
+      },
+      (err) => log.debug("relay size limit not learned", { error: smtpReason(err) }),
+    ).finally(() => this.#probing = false);
   }
 
   /** A mail was queued: look at the queue at once (a connection back-off still applies). */
@@ -225,11 +290,13 @@ export class SmtpLoop {
         log.error("outbox queue failed", { error: smtpReason(err) });
         wait = this.#bounds.min;
       }
+      if (this.#unrecorded.size > 0) wait = Math.min(wait, UNRECORDED_RETRY_MS);
       await this.#waker.wait(Math.min(wait, MAX_WAIT_MS), signal);
     }
     while (this.#inflight.size > 0) {
       await this.#waker.wait(MAX_WAIT_MS, new AbortController().signal);
     }
+    this.#unrecorded.retry(); // a last try: what stays unwritten is sent again after a restart
     if (this.#lease) this.#retire(this.#lease);
   }
 
@@ -242,11 +309,13 @@ export class SmtpLoop {
       this.#setIdle(this.#inflight.size === 0);
       return this.#holdUntil - mono;
     }
+    this.#unrecorded.retry();
     const width = this.#connFailures > 0 ? 1 : this.#concurrency; // one probe after a failure
     if (this.#inflight.size < width) {
-      for (const mail of this.#opts.queue.due(now, width + this.#inflight.size)) {
+      const skip = this.#inflight.size + this.#unrecorded.size;
+      for (const mail of this.#opts.queue.due(now, width + skip)) {
         if (this.#inflight.size >= width) break;
-        if (!this.#inflight.has(mail.id)) this.#launch(mail);
+        if (!this.#inflight.has(mail.id) && !this.#unrecorded.has(mail.id)) this.#launch(mail);
       }
     }
     if (this.#inflight.size >= width) return MAX_WAIT_MS; // a settling send kicks the loop
@@ -304,6 +373,7 @@ export class SmtpLoop {
   }
 
   #createSender(): SmtpSender {
+    if (this.#senders++ > 0) this.#learnSizeLimit();
     if (this.#opts.transportFactory) return this.#opts.transportFactory();
     const transport = nodemailer.createTransport({
       ...smtpOptions(this.#opts.endpoint, this.#opts.password, true),
@@ -316,16 +386,31 @@ export class SmtpLoop {
   /** Sends one mail and reports the outcome to the queue; never rejects. */
   async #send(lease: Lease, mail: QueuedMail): Promise<void> {
     let rejected = 0;
+    let bytes = mail.raw.length;
+    try {
+      if (mail.spoolPath !== undefined) bytes = (await Deno.stat(mail.spoolPath)).size;
+    } catch (err) {
+      // The rendered mail is gone: nothing can ever send it.
+      const reason = `the rendered mail is missing from the spool: ${smtpReason(err)}`;
+      this.#counts.gaveUp++;
+      return this.#report(mail.id, () => this.#opts.queue.gaveUp(mail.id, reason));
+    }
     try {
       const info = await lease.sender.sendMail({
         envelope: { from: mail.envelopeFrom, to: [...mail.recipients] },
-        raw: Buffer.from(mail.raw),
+        raw: mail.spoolPath === undefined ? Buffer.from(mail.raw) : spoolStream(mail.spoolPath),
       });
       rejected = info?.rejected?.length ?? 0;
     } catch (err) {
-      return this.#report(() => this.#failed(lease, mail, err));
+      let record: () => void;
+      try {
+        record = this.#failed(lease, mail, err);
+      } catch (bug) {
+        return log.error("outbox update failed", { id: mail.id, error: smtpReason(bug) });
+      }
+      return this.#report(mail.id, record);
     }
-    this.#report(() => this.#opts.queue.sent(mail.id));
+    this.#report(mail.id, () => this.#opts.queue.sent(mail.id));
     this.#counts.sent++;
     this.#connFailures = 0;
     this.#holdUntil = 0;
@@ -333,22 +418,28 @@ export class SmtpLoop {
     this.#problem.set(undefined);
     const to = mail.recipients.length;
     if (rejected > 0) log.warn("relay refused some recipients", { id: mail.id, rejected, of: to });
-    log.debug("mail sent", { id: mail.id, bytes: mail.raw.length });
+    log.debug("mail sent", { id: mail.id, bytes });
     if (this.#connected) return;
     this.#connected = true;
     log.info("connected", { server: this.#server });
     this.#opts.events?.publish({ kind: "SmtpConnected", msg: `SMTP connected to ${this.#server}` });
   }
 
-  #report(fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      log.error("outbox update failed", { error: smtpReason(err) });
-    }
+  /** Records a send's outcome; one the queue cannot write now waits (see OutcomeBacklog). */
+  #report(id: number, fn: () => void): void {
+    this.#unrecorded.record(
+      id,
+      fn,
+      (err) =>
+        log.error("outbox update failed; the mail is not sent again before it is recorded", {
+          id,
+          error: smtpReason(err),
+        }),
+    );
   }
 
-  #failed(lease: Lease, mail: QueuedMail, err: unknown): void {
+  /** Notes a failed send (logs, back-off) and returns the queue write that records it. */
+  #failed(lease: Lease, mail: QueuedMail, err: unknown): () => void {
     const kind = classifySmtpError(err);
     const reason = smtpReason(err);
     const now = this.#now();
@@ -357,23 +448,25 @@ export class SmtpLoop {
     if (kind === "permanent") {
       this.#counts.gaveUp++;
       log.warn("relay refused a mail; giving up", { id: mail.id, reason });
-      return queue.gaveUp(mail.id, reason);
+      return () => queue.gaveUp(mail.id, reason);
     }
     if (kind === "connection") {
       this.#connectionFailed(lease, now, mono, reason, err);
       this.#counts.retried++;
       // Due when the pause ends, in the queue's wall-clock time.
-      return queue.retry(mail.id, reason, now + Math.max(0, this.#holdUntil - mono), false);
+      const at = now + Math.max(0, this.#holdUntil - mono);
+      return () => queue.retry(mail.id, reason, at, false);
     }
     if (mail.attempts + 1 >= this.#maxAttempts) {
       this.#counts.gaveUp++;
       log.warn("giving up a mail", { id: mail.id, attempts: mail.attempts + 1, reason });
-      return queue.gaveUp(mail.id, `${reason} (gave up after ${mail.attempts + 1} attempts)`);
+      const why = `${reason} (gave up after ${mail.attempts + 1} attempts)`;
+      return () => queue.gaveUp(mail.id, why);
     }
     const delay = backoffDelay(mail.attempts, this.#bounds);
     this.#counts.retried++;
     log.info("mail deferred", { id: mail.id, attempt: mail.attempts + 1, in_ms: delay, reason });
-    queue.retry(mail.id, reason, now + delay, true);
+    return () => queue.retry(mail.id, reason, now + delay, true);
   }
 
   /** Drops the transport and pauses the whole loop (once per failure, however many sends saw it). */

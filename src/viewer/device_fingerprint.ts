@@ -72,6 +72,19 @@ async function readTrimmed(
   }
 }
 
+/**
+ * The machine id `readMachineId` would use, without creating one: undefined when neither
+ * `/etc/machine-id` nor `<dataDir>/machine-id` has one (read-only callers, the CLI).
+ */
+export async function findMachineId(
+  dataDir: string,
+  sources: FingerprintSources = {},
+): Promise<string | undefined> {
+  const read = sources.readTextFile ?? Deno.readTextFile;
+  return await readTrimmed(read, sources.systemMachineIdPath ?? "/etc/machine-id") ??
+    await readTrimmed(read, `${dataDir}/${DataDirLayout.MACHINE_ID}`);
+}
+
 function randomHex32(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return toHex(bytes);
@@ -157,7 +170,8 @@ export async function storeDeviceFingerprint(
   await Deno.writeTextFile(storedPath, device.fingerprint + "\n", { mode: 0o600 });
   await Deno.chmod(storedPath, 0o600); // mode applies only when the file is created
   if (previous !== undefined) {
-    log.warn("device fingerprint changed since the last start (network interface or machine id)", {
+    // INFO: a re-created container's new MAC is routine (docs/identity.md); only viewers care.
+    log.info("device fingerprint changed since the last start (network interface or machine id)", {
       path: storedPath,
     });
   }

@@ -59,6 +59,8 @@ export class GatewayPeer implements AsyncDisposable {
       dataDir?: string | undefined;
       env?: Record<string, string> | undefined;
       args?: readonly string[] | undefined;
+      /** Another machine: bind-mounted over /etc/machine-id for this daemon (spawnDaemon). */
+      machineIdFile?: string | undefined;
     } = {},
   ): Promise<GatewayPeer> {
     const dir = await makeTempDir(`gw-${name}`);
@@ -68,6 +70,7 @@ export class GatewayPeer implements AsyncDisposable {
       profile: name,
       env: opts.env,
       args: opts.args,
+      ...(opts.machineIdFile === undefined ? {} : { machineIdFile: opts.machineIdFile }),
     });
     try {
       await daemon.waitHealthy();

@@ -1,7 +1,7 @@
 /**
  * A license for tests of gated methods with real daemons: the project's license server running,
- * its key trusted through EDGE_LICENSE_TRUSTED_KEYS, and one license every gateway on this
- * machine activates at start (they share the device, so they share its seat).
+ * its key trusted through EDGE_LICENSE_TRUSTED_KEYS, and one license every gateway of a test
+ * activates at start (each installation takes a seat of its own: docs/identity.md).
  */
 import assert from "node:assert/strict";
 import { licenseServerCommand, startLicenseServer } from "./license_server.ts";
@@ -30,7 +30,7 @@ export async function testLicense(): Promise<TestLicense> {
       "--type",
       "standard",
       "--max-devices",
-      "1",
+      "10",
       "--days",
       "30",
     );

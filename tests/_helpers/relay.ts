@@ -40,6 +40,8 @@ export interface StartRelayOptions {
   headerCleanup?: boolean;
   /** Hand mail for a domain to another local relay's MX port, e.g. `{ "_relay2.test": 21025 }`. */
   routes?: Record<string, number>;
+  /** Largest mail the relay accepts and advertises in SMTP SIZE (default 31457280). */
+  messageSizeLimit?: number;
   /** More start-relay.sh arguments, verbatim. */
   args?: string[];
 }
@@ -136,6 +138,9 @@ function scriptArgs(opts: StartRelayOptions): string[] {
   if (opts.filter === false) args.push("--no-filter");
   if (opts.chatmailCap === false) args.push("--no-chatmail-cap");
   if (opts.headerCleanup === false) args.push("--no-header-cleanup");
+  if (opts.messageSizeLimit !== undefined) {
+    args.push("--message-size-limit", String(opts.messageSizeLimit));
+  }
   for (const [domain, port] of Object.entries(opts.routes ?? {})) {
     args.push("--route", `${domain}=${port}`);
   }

@@ -3,7 +3,7 @@
  * order (relay, A, B) and stopped in reverse by PID; a peer with `keepData` restarts on its data.
  */
 import { GatewayPeer } from "./gateway_peer.ts";
-import { NO_RELAY, type Relay, startRelay } from "./relay.ts";
+import { NO_RELAY, type Relay, startRelay, type StartRelayOptions } from "./relay.ts";
 import { makeTempDir, type TempDir } from "./temp.ts";
 
 /** How one of the two gateways starts. */
@@ -32,13 +32,17 @@ export class TwoGateways implements AsyncDisposable {
     this.#specs = { a, b };
   }
 
-  /** Starts the relay (with the chatmail filter), then A, then B; names default to "A" and "B". */
+  /**
+   * Starts the relay (with the chatmail filter, and `relayOptions`), then A, then B; names
+   * default to "A" and "B".
+   */
   static async start(
     a: string | GatewaySpec = "A",
     b: string | GatewaySpec = "B",
+    relayOptions: StartRelayOptions = {},
   ): Promise<TwoGateways> {
     const spec = (s: string | GatewaySpec) => typeof s === "string" ? { name: s } : s;
-    const relay = await startRelay({ filter: true });
+    const relay = await startRelay({ filter: true, ...relayOptions });
     const gws = new TwoGateways(relay, spec(a), spec(b));
     try {
       for (const side of ["a", "b"] as const) {
@@ -87,6 +91,8 @@ export interface TwoGatewaysTest {
   readonly gateways?: readonly [string | GatewaySpec, (string | GatewaySpec)?];
   /** Skips the test, besides when there is no relay. */
   readonly ignore?: boolean;
+  /** How the relay starts besides its filter, e.g. a lower `messageSizeLimit`. */
+  readonly relay?: StartRelayOptions;
   /** The test; the relay and both gateways are stopped after it, whatever it did. */
   fn(gws: TwoGateways): Promise<void>;
 }
@@ -102,7 +108,8 @@ export function twoGatewaysTest(t: TwoGatewaysTest): void {
     sanitizeResources: false,
     sanitizeOps: false,
     async fn() {
-      await using gws = await TwoGateways.start(...(t.gateways ?? []));
+      const [a, b] = t.gateways ?? [];
+      await using gws = await TwoGateways.start(a, b, t.relay);
       await t.fn(gws);
     },
   });

@@ -37,7 +37,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // 2: the domain core
   ["core/"],
   // 3: domain services built on core
-  ["securejoin/", "protected_files/", "viewer/", "license/", "provision/"],
+  ["securejoin/", "protected_files/", "viewer/", "license/", "provision/", "backup/"],
   // 4: the account core built once, the running account, and what RPC handlers get
   ["account/", "services.ts", "mail_runtime.ts"],
   // 5: JSON-RPC
@@ -65,6 +65,8 @@ interface PackageRule {
  */
 const PACKAGES: Readonly<Record<string, PackageRule>> = {
   "prv/": { entry: "prv/mod.ts", mayImportUpTo: 0 },
+  // the direct path over QUIC: a building block the transfer layer calls, never the core
+  "transport/p2p/": { entry: "transport/p2p/mod.ts", mayImportUpTo: 0 },
   ...Object.fromEntries(
     ["channels", "chats", "contacts", "groups", "receive", "send", "transfer"].map((sub) => [
       `core/${sub}/`,
@@ -89,6 +91,9 @@ const CLI_MAY_IMPORT = [
   "license/inspect.ts",
   // `fingerprint` and `view` compute the viewer's device fingerprint exactly as the daemon does.
   "viewer/device_fingerprint.ts",
+  // `backup import FILE --data-dir D` restores offline, exactly as the daemon does at start.
+  "backup/restore.ts",
+  "backup/errors.ts",
 ];
 
 function layerOf(path: string): number {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type CliIo, runCli as runCliInProcess } from "../../src/cli/mod.ts";
-import { licenseDeviceId } from "../../src/license/device_id.ts";
+import { legacyLicenseDeviceId } from "../../src/license/device_id.ts";
 import { setLogSink } from "../../src/log.ts";
 import { LicenseFixture } from "../_helpers/license_fixture.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
@@ -100,7 +100,7 @@ Deno.test("license status with --accounts and no daemon verifies the license fil
   const { url: delivery, row } = server.issue({ type: "edge", maxDevices: 5 });
   const res = await server.fetch(`${delivery}/activate`, {
     method: "POST",
-    body: JSON.stringify({ device_id: await licenseDeviceId(fingerprint) }),
+    body: JSON.stringify({ device_id: await legacyLicenseDeviceId(fingerprint) }),
   });
   Deno.writeTextFileSync(`${tmp.path}/privitty.lic`, JSON.stringify(await res.json()));
   Deno.writeTextFileSync(`${tmp.path}/server.pem`, server.key.publicPem);

@@ -61,10 +61,20 @@ export async function testAccount(
   return { ...core, addr, store, sink, outbox };
 }
 
+/** The bytes of a queued mail: its row's raw, or its spool file for a large one. */
+export async function mailBytes(
+  from: TestAccount,
+  m: { readonly raw: Uint8Array; readonly spool?: string | undefined },
+): Promise<Uint8Array> {
+  return m.spool ? await Deno.readFile(from.ctx.spool.path(m.spool)) : m.raw;
+}
+
 /** Hands every mail `from` queued (so far) to `to`'s pipeline; returns the outcomes. */
 export async function deliverAll(from: TestAccount, to: TestAccount): Promise<ReceiveOutcome[]> {
   const out: ReceiveOutcome[] = [];
-  for (const mail of from.outbox.splice(0)) out.push(await to.receiver.receive(mail.raw));
+  for (const mail of from.outbox.splice(0)) {
+    out.push(await to.receiver.receive(await mailBytes(from, mail)));
+  }
   return out;
 }
 
@@ -76,13 +86,17 @@ export async function deliver(from: TestAccount, ...to: TestAccount[]) {
   const rows = from.store.outbox.due(Date.now() + 10_000_000);
   for (const row of rows) {
     for (const acc of to) {
-      if (row.recipients.includes(acc.addr)) await acc.receiver.receive(row.raw);
+      if (row.recipients.includes(acc.addr)) {
+        await acc.receiver.receive(await mailBytes(from, row));
+      }
     }
     from.store.outbox.remove(row.id);
   }
   for (const mail of from.outbox.splice(0)) {
     for (const acc of to) {
-      if (mail.recipients.includes(acc.addr)) await acc.receiver.receive(mail.raw);
+      if (mail.recipients.includes(acc.addr)) {
+        await acc.receiver.receive(await mailBytes(from, mail));
+      }
     }
   }
   return rows;

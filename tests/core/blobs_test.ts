@@ -2,13 +2,18 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
+  adoptSpooled,
+  attachmentSink,
+  baseName,
   blobName,
   blobPath,
   extensionOf,
   importFile,
   isBlobName,
   mimeOf,
+  ReceiveTemp,
   removeBlob,
+  removeReceiveLeftovers,
   writeBlob,
 } from "../../src/core/blobs.ts";
 import { withTempDir } from "../_helpers/temp.ts";
@@ -83,4 +88,38 @@ Deno.test("blob names and MIME types follow the extension", () => {
   assert.equal(mimeOf("secret.pdf.prv"), "application/octet-stream");
   assert.equal(isBlobName(`${"ab".repeat(16)}.pdf`), true);
   assert.equal(isBlobName(".import-123"), false);
+});
+
+Deno.test("attachmentSink() hides a received file until adoptSpooled() names it by its hash", async () => {
+  await withTempDir(async (dir) => {
+    const blobs = `${dir}/blobs`;
+    const sink = attachmentSink(blobs);
+    await sink.write(new TextEncoder().encode("hello "));
+    await sink.write(new TextEncoder().encode("file"));
+    const { spooled } = await sink.end();
+    assert.equal(spooled!.bytes, 10);
+    assert.equal(spooled!.sha256, createHash("sha256").update("hello file").digest("hex"));
+    assert.ok(baseName(spooled!.path).startsWith(ReceiveTemp.ATTACHMENT));
+    const blob = await adoptSpooled(blobs, spooled!, "note.txt", "text/plain");
+    assert.equal(blob.blob, `${spooled!.sha256.slice(0, 32)}.txt`);
+    assert.equal(await Deno.readTextFile(blob.path), "hello file");
+    assert.deepEqual([...Deno.readDirSync(blobs)].map((e) => e.name), [blob.blob]);
+  });
+});
+
+Deno.test("attachmentSink().abort() and removeReceiveLeftovers() leave no temp file", async () => {
+  await withTempDir(async (dir) => {
+    const blobs = `${dir}/blobs`;
+    const sink = attachmentSink(blobs);
+    await sink.write(new Uint8Array(10));
+    await sink.abort();
+    assert.deepEqual([...Deno.readDirSync(blobs)], []);
+    await Deno.writeFile(`${blobs}/${ReceiveTemp.MAIL}x`, new Uint8Array(1));
+    await Deno.writeFile(`${blobs}/${ReceiveTemp.CIPHERTEXT}y`, new Uint8Array(1));
+    await Deno.writeFile(`${blobs}/${ReceiveTemp.ATTACHMENT}z`, new Uint8Array(1));
+    await Deno.writeFile(`${blobs}/${"a".repeat(32)}.txt`, new Uint8Array(1));
+    assert.equal(await removeReceiveLeftovers(blobs), 3);
+    assert.deepEqual([...Deno.readDirSync(blobs)].map((e) => e.name), [`${"a".repeat(32)}.txt`]);
+    assert.equal(await removeReceiveLeftovers(`${dir}/none`), 0);
+  });
 });

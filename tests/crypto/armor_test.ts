@@ -1,7 +1,7 @@
 /** Tests of armor.ts against OpenPGP.js and the relay's own acceptance rules. */
 import assert from "node:assert/strict";
 import * as openpgp from "openpgp";
-import { ArmorError, armorMessage, crc24, dearmor } from "../../src/crypto/armor.ts";
+import { armoredLength, ArmorError, armorMessage, crc24, dearmor } from "../../src/crypto/armor.ts";
 // The test relay's filter (the chatmail acceptance check) is the judge of what the relay takes.
 import { isValidArmoredMessage } from "../../scripts/relay/filter_check.mjs";
 
@@ -59,4 +59,11 @@ Deno.test("dearmor() reads LF armor with headers and rejects a wrong checksum or
     () => dearmor("-----BEGIN PGP MESSAGE-----\n\n%%%\n-----END PGP MESSAGE-----"),
     /not valid base64/,
   );
+});
+
+Deno.test("armoredLength is the exact length of armorMessage for every remainder and line end", () => {
+  for (const n of [0, 1, 2, 3, 47, 48, 49, 95, 96, 97, 1000, 4097]) {
+    const bytes = new Uint8Array(n).fill(0xa5);
+    assert.equal(armoredLength(n), armorMessage(bytes).length, `${n} bytes`);
+  }
 });

@@ -183,3 +183,22 @@ Deno.test("EventJournal keeps events after a failed write and reports it", () =>
   bus.close();
   assert.deepEqual(log.rows.map((r) => r.id), [1], "written by the next flush");
 });
+
+Deno.test("a journal whose reservation cannot be written at start opens, and writes it later", () => {
+  const log = new MemoryLog();
+  log.failing = true; // a full disk
+  const errors: unknown[] = [];
+  const journal = new EventJournal(log, {
+    block: 8,
+    flushMs: 60_000,
+    onError: (e) => errors.push(e),
+  });
+  const bus = new EventBus({ ringSize: 16, journal });
+  assert.equal(errors.length, 1, "the failed reservation is reported, not thrown");
+  assert.equal(bus.publish(msg(1)).id, 1);
+  log.failing = false;
+  journal.flush();
+  assert.equal(log.reserved, 8, "the reservation is written with the next batch");
+  assert.deepEqual(log.rows.map((r) => r.id), [1]);
+  bus.close();
+});

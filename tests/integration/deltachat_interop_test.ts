@@ -289,8 +289,9 @@ Deno.test({
       assert.deepEqual(await Deno.readFile(dcFile.file!), small);
 
       // (d) files Delta Chat → gateway: a small one, and one over Delta Chat's pre-message
-      // limit, which arrives as a pre-message (text) and a post-message (file): one message here.
-      for (const size of [30_000, 300_000]) {
+      // limit, which arrives as a pre-message (text) and a post-message (file): one message here;
+      // one whose mail is over 1 MiB, which the gateway reads as a stream (Delta Chat's OpenPGP).
+      for (const size of [30_000, 300_000, 1_500_000]) {
         const bytes = randomBytes(size);
         const path = `${dc.dir.path}/upload-${size}.bin`;
         await Deno.writeFile(path, bytes);

@@ -269,7 +269,14 @@ Deno.test({
     await using tmp = await makeTempDir("lic-down");
     const srvDir = `${tmp.path}/srv`;
     const port = freePort();
-    const { url } = await issue(srvDir, "--base-url", `http://127.0.0.1:${port}`);
+    // Two installations, two seats (docs/identity.md).
+    const { url } = await issue(
+      srvDir,
+      "--base-url",
+      `http://127.0.0.1:${port}`,
+      "--max-devices",
+      "2",
+    );
     const keyFile = `${tmp.path}/license-server.pem`;
     await Deno.writeTextFile(
       keyFile,

@@ -3,7 +3,7 @@
  * project's license server. A protects a file for B and sends it; B streams it through the
  * viewer API (type, bytes, Range), cannot forward it, loses it on revoke (a running stream
  * ends); after a restart B asks A again and stays `requested` while A is offline; a copy of B's
- * data dir on another machine (another /etc/machine-id) opens nothing. Plaintext never reaches
+ * data dir on another machine (another /etc/machine-id) cannot use B's stored share and asks A. Plaintext never reaches
  * B's disk. A Delta Chat peer gets a .prv as a plain attachment and no PDU as text. B forwards a
  * file that allows it to C, whom A does not know: C's grant comes from A, who can revoke C alone.
  */
@@ -257,7 +257,7 @@ Deno.test({
         assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
       });
 
-      await t.step("a copy of B's data dir on another machine opens nothing", async () => {
+      await t.step("a copy of B's data dir on another machine asks A again", async () => {
         await b.stop();
         const copy = `${tmp.path}/b-copy`;
         const cp = await new Deno.Command("cp", { args: ["-a", bData, copy] }).output();
@@ -282,17 +282,20 @@ Deno.test({
         const res = await fetch(`${c.url}/stream/${bobMsg}`, {
           headers: { authorization: `Bearer ${token}` },
         });
+        // The S1 stored on B's machine does not unwrap here (docs/identity.md): the copy holds
+        // none and asks the owner, whose gateway decides by its rules.
         assert.equal(res.status, 403);
         const body = await res.json();
-        assert.equal(body.state, "not_found");
-        assert.match(body.reason, /copied or moved from another device/);
+        assert.equal(body.state, "requested");
+        assert.match(c.output(), /this installation moved to another machine/);
         assert.equal(await c.stop(), 0);
-        assert.doesNotMatch(c.output(), /mail sent/, "it asked nobody for a grant");
         // B again, on its own machine: it asks A, and A grants.
         b = await GatewayPeer.start("bob", relay, { dataDir: bData, env: license.env });
         const again = await stream(b, await bearer(b, bData), bobMsg);
-        assert.equal(again.status, 403);
-        assert.equal((await again.json()).state, "requested");
+        if (again.status !== 200) { // the grant A gave the copy may reach B first: then 200
+          assert.equal(again.status, 403);
+          assert.equal((await again.json()).state, "requested");
+        } else await again.body?.cancel();
         await a.poll(
           async () => (await b.call<{ state: string }>("secure_get_file_status", 1, bobMsg)).state,
           (s) => s === "active",

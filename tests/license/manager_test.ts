@@ -327,3 +327,64 @@ Deno.test("a license file tampered with, foreign, unreadable or of an earlier bu
   assert.equal(legacy.status(), "no_license", "an unsigned license.json is never honoured");
   assert.ok(t.lines.some((l) => l.includes("license.json (an unsigned license of an earlier")));
 });
+
+Deno.test("a license bound under the v1 id stays active and the next sync re-binds it to v2", async () => {
+  await using t = await setup();
+  const { url, row } = t.server.issue({ maxDevices: 1 });
+  const v1 = await t.open(DEVICE_A);
+  await v1.activate(url); // what an earlier build did, under its v1 id
+  const I = "1".repeat(32);
+  const m = await LicenseManager.open({
+    dataDir: t.dir.path,
+    deviceId: DEVICE_B,
+    legacyDeviceId: DEVICE_A,
+    installationId: I,
+    keys: t.server.trusted,
+    state: t.state,
+    clock: () => t.clock.now,
+    client: new LicenseClient({ fetch: t.server.fetch }),
+  });
+  const before = m.describe();
+  assert.equal(before.status, "active");
+  assert.equal(before.reason_code, "legacy_binding");
+  const after = await m.sync();
+  assert.equal(after.status, "active");
+  assert.equal(after.reason_code, undefined);
+  assert.equal(m.claims()!.device, DEVICE_B);
+  assert.deepEqual(
+    t.server.db.seats(row.id).map((s) => [s.device_id, s.installation_id]),
+    [[DEVICE_B, I]],
+    "the seat moved; no second seat was taken",
+  );
+});
+
+Deno.test("a moved installation is invalid with installation_moved until activate re-binds it", async () => {
+  await using t = await setup();
+  const { url, row } = t.server.issue({ maxDevices: 1 });
+  const I = "1".repeat(32);
+  const open = (deviceId: string) =>
+    LicenseManager.open({
+      dataDir: t.dir.path,
+      deviceId,
+      installationId: I,
+      keys: t.server.trusted,
+      state: t.state,
+      clock: () => t.clock.now,
+      client: new LicenseClient({ fetch: t.server.fetch }),
+    });
+  await (await open(DEVICE_A)).activate(url);
+  // The start on the other host recorded the move (provision/installation.ts).
+  t.state.set(
+    ConfigKey.INSTALLATION_MOVED,
+    JSON.stringify({ from: "a".repeat(32), to: "b".repeat(32), at: T0 }),
+  );
+  const moved = await open(DEVICE_B);
+  const d = moved.describe();
+  assert.equal(d.status, "invalid");
+  assert.equal(d.reason_code, "installation_moved");
+  const again = await moved.activate(url);
+  assert.equal(again.status, "active");
+  assert.equal(again.reason_code, undefined);
+  assert.equal(moved.moved(), undefined, "the move is settled");
+  assert.deepEqual(t.server.db.seats(row.id).map((s) => s.device_id), [DEVICE_B]);
+});

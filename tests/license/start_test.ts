@@ -9,6 +9,7 @@ import { setLogSink } from "../../src/log.ts";
 import { LicenseFixture } from "../_helpers/license_fixture.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 import { testConfig } from "../provision/_fakes.ts";
+import { fillDisk, mountTmpfs, NO_TMPFS } from "../_helpers/tmpfs.ts";
 
 const T0 = Date.parse("2030-01-01T00:00:00Z");
 const FINGERPRINT = "f".repeat(64);
@@ -18,7 +19,7 @@ async function setup() {
   const dir = await makeTempDir("licstart");
   const lines: string[] = [];
   const prev = setLogSink((l) => lines.push(l));
-  const map = new Map<string, string>();
+  const map = new Map<string, string>([["installation_id", "1".repeat(32)]]);
   const state = {
     get: (k: string) => map.get(k),
     set: (k: string, v: string) => void map.set(k, v),
@@ -29,6 +30,7 @@ async function setup() {
       clock: () => T0,
       keys: server.trusted,
       fingerprint: FINGERPRINT,
+      machineId: "m".repeat(32),
     });
   return {
     server,
@@ -144,4 +146,44 @@ Deno.test("retryActivation() stops on abort, on a refusal, and once a license is
   });
   assert.equal(n, 1);
   assert.equal(t.server.requests.length, before + 2, "no request once a license is installed");
+});
+
+Deno.test({
+  name: "startLicense() on a full disk starts with no_license and retries the activation later",
+  ignore: NO_TMPFS,
+  async fn() {
+    const server = await LicenseFixture.start(T0);
+    const prev = setLogSink(() => {});
+    try {
+      await using fs = await mountTmpfs("licfull", "1m");
+      const { url } = server.issue({ type: "trial", maxDevices: 4 });
+      fillDisk(`${fs.path}/filler`);
+      const state = {
+        get: (k: string) => k === "installation_id" ? "1".repeat(32) : undefined,
+        set: () => {},
+      };
+      const { manager, retryUrl } = await startLicense(
+        testConfig(fs.path, { EDGE_LICENSE_URL: url }),
+        state,
+        {
+          fetch: server.fetch,
+          clock: () => T0,
+          keys: server.trusted,
+          fingerprint: FINGERPRINT,
+          machineId: "m".repeat(32),
+        },
+      );
+      assert.equal(manager.status(), "no_license");
+      assert.equal(retryUrl, url, "a full disk passes: the activation is retried");
+      assert.deepEqual([...Deno.readDirSync(fs.path)].map((e) => e.name), ["filler"]);
+      await Deno.remove(`${fs.path}/filler`);
+      await retryActivation(manager, url, new AbortController().signal, {
+        sleep: () => Promise.resolve(),
+      });
+      assert.equal(manager.status(), "active");
+    } finally {
+      setLogSink(prev);
+      await server[Symbol.asyncDispose]();
+    }
+  },
 });

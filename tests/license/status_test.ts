@@ -97,3 +97,33 @@ Deno.test("permitsGatedCalls() admits active and grace_period only", () => {
     .filter(permitsGatedCalls);
   assert.deepEqual(admitted, ["active", "grace_period"]);
 });
+
+Deno.test("judgeLicense(): a v1 binding of this device still counts, named legacy_binding", () => {
+  const v = judge({ deviceId: "b".repeat(64), legacyDeviceId: DEVICE });
+  assert.equal(v.status, "active");
+  assert.equal(v.code, "legacy_binding");
+  assert.match(
+    v.reason,
+    /bound under this device's v1 id .* next license sync or activate re-binds/,
+  );
+  const other = judge({ deviceId: "b".repeat(64), legacyDeviceId: "c".repeat(64) });
+  assert.equal(other.status, "invalid", "another device's v1 id is another device");
+  assert.equal(other.code, undefined);
+});
+
+Deno.test("judgeLicense(): an installation that moved says so, with reason_code installation_moved", () => {
+  const moved = { from: "1".repeat(32), to: "2".repeat(32), at: T0 };
+  const v = judge({ deviceId: "b".repeat(64), moved });
+  assert.equal(v.status, "invalid");
+  assert.equal(v.code, "installation_moved");
+  assert.match(
+    v.reason,
+    /^this installation moved to another machine \(machine id 11111111… → 22222222…/,
+  );
+  assert.match(v.reason, /run license activate <url> to re-bind it/);
+  assert.equal(
+    judge({ moved }).status,
+    "active",
+    "bound to this device since: the move is settled",
+  );
+});

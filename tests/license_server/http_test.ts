@@ -97,3 +97,48 @@ Deno.test("bad requests get a JSON error naming what was expected", async () => 
   const health = await (await f.fetch("http://license.test/health")).json();
   assert.deepEqual(health, { status: "ok", service: "edge-license-server" });
 });
+
+Deno.test("an installation's seat moves to its new device id instead of answering seat_limit", async () => {
+  await using f = await LicenseFixture.start(T0);
+  const { url, row } = f.issue({ maxDevices: 1 });
+  const I = "1".repeat(32);
+  assert.equal((await post(f, url, "activate", { device_id: A, installation_id: I })).status, 200);
+  // The same installation on another machine (or another machine id): the seat moves.
+  const moved = await post(f, url, "activate", { device_id: B, installation_id: I });
+  assert.equal(moved.status, 200);
+  const v = await verifyLicenseToken(moved.body.license_jwt, f.trusted);
+  assert.ok(v.ok && v.claims.device === B);
+  assert.deepEqual(f.db.seats(row.id).map((s) => [s.device_id, s.installation_id]), [[B, I]]);
+  assert.equal((await post(f, url, "sync", { device_id: A })).status, 409, "the old seat is free");
+  // Another installation still meets the limit.
+  const other = await post(f, url, "activate", { device_id: C, installation_id: "2".repeat(32) });
+  assert.equal(other.body.error, "seat_limit");
+  // A sync from the installation under yet another device id moves the seat as well.
+  const synced = await post(f, url, "sync", { device_id: C, installation_id: I });
+  assert.equal(synced.status, 200);
+  assert.deepEqual(f.db.seats(row.id).map((s) => s.device_id), [C]);
+});
+
+Deno.test("a v1 seat (no installation) moves to the device that names it as previous_device_id", async () => {
+  await using f = await LicenseFixture.start(T0);
+  const { url, row } = f.issue({ maxDevices: 1 });
+  const I = "1".repeat(32);
+  assert.equal((await post(f, url, "activate", { device_id: A })).status, 200, "a v1 gateway");
+  const synced = await post(f, url, "sync", {
+    device_id: B,
+    installation_id: I,
+    previous_device_id: A,
+  });
+  assert.equal(synced.status, 200);
+  assert.deepEqual(f.db.seats(row.id).map((s) => [s.device_id, s.installation_id]), [[B, I]]);
+  // A seat another installation holds is never taken through previous_device_id.
+  const stolen = await post(f, url, "activate", {
+    device_id: C,
+    installation_id: "2".repeat(32),
+    previous_device_id: B,
+  });
+  assert.equal(stolen.body.error, "seat_limit");
+  const bad = await post(f, url, "activate", { device_id: C, installation_id: "xyz" });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.message, /installation_id/);
+});

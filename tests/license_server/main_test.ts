@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { importTrustedKey } from "../../src/license/verify.ts";
+import { LicenseDb } from "../../license_server/db.ts";
 import { licenseServerCommand, startLicenseServer } from "../_helpers/license_server.ts";
 import { makeTempDir } from "../_helpers/temp.ts";
 
@@ -85,4 +86,34 @@ Deno.test("license-server serve answers on its port and issue then prints that p
   assert.equal(res.status, 200);
   assert.equal(typeof (await res.json()).license_jwt, "string");
   assert.equal(await server.stop(), 0);
+});
+
+Deno.test("license-server release frees a seat from the command line", async () => {
+  await using tmp = await makeTempDir("licsrv-release");
+  const dir = `${tmp.path}/srv`;
+  const issued = await licenseServerCommand(
+    "issue",
+    "--data-dir",
+    dir,
+    "--type",
+    "edge",
+    "--days",
+    "30",
+    "--max-devices",
+    "1",
+  );
+  const id = /license (LIC-\w+)/.exec(issued.stdout)![1];
+  const device = "d".repeat(64);
+  const db = new LicenseDb(`${dir}/licenses.db`);
+  db.bind(db.byId(id)!, { device, newSeat: true }, Date.now());
+  db.close();
+  const released = await licenseServerCommand("release", id, device, "--data-dir", dir);
+  assert.equal(released.code, 0, released.stderr);
+  assert.equal(released.stdout, `released the seat of device ${device} on ${id}\n`);
+  const list = JSON.parse((await licenseServerCommand("list", "--data-dir", dir, "--json")).stdout);
+  assert.deepEqual(list[0].devices, []);
+  const again = await licenseServerCommand("release", id, device, "--data-dir", dir);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /holds no seat/);
+  assert.equal((await licenseServerCommand("release", id, "--data-dir", dir)).code, 2);
 });

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { parseAutocrypt } from "../../src/crypto/autocrypt_header.ts";
 import {
+  base64LinesLength,
   filenameParam,
   formatMailbox,
   type InnerBase,
@@ -97,4 +98,24 @@ Deno.test("formatMailbox() and filenameParam() escape what needs escaping", () =
   assert.match(formatMailbox({ addr: "a@b.c", name: "Zoë" }), /^=\?utf-8\?B\?.+\?= <a@b\.c>$/);
   assert.equal(filenameParam("report.txt"), 'filename="report.txt"');
   assert.equal(filenameParam("ü.txt"), "filename*=utf-8''%C3%BC.txt");
+});
+
+Deno.test("base64LinesLength is the exact size of an attachment body of n bytes", () => {
+  const body = (n: number) => {
+    const text = new TextDecoder().decode(renderChatMessage({
+      from: { addr: "a@x.test" },
+      to: [{ addr: "b@x.test" }],
+      messageId: "<m@x.test>",
+      date: new Date(0),
+      subject: "s",
+      autocryptKey: new Uint8Array(1),
+      boundary: "B",
+      text: "",
+      file: { name: "f", mime: "application/octet-stream", bytes: new Uint8Array(n).fill(1) },
+    }));
+    return text.slice(text.lastIndexOf("base64\r\n\r\n") + 10, text.lastIndexOf("\r\n--B--"));
+  };
+  for (const n of [0, 1, 56, 57, 58, 114, 1000]) {
+    assert.equal(base64LinesLength(n), body(n).length, `${n} bytes`);
+  }
 });

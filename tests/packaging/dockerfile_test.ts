@@ -15,6 +15,8 @@ Deno.test("Dockerfile final stage runs as 1000:1000 with the data volume, port a
   const has = (re: RegExp) => assert.ok(finalStage.some((l) => re.test(l)), `missing ${re}`);
   has(/^USER 1000:1000$/);
   has(/^EXPOSE 7200$/);
+  has(/^EXPOSE 7200\/udp$/); // the direct file path over QUIC (docs/p2p.md)
+  has(/^ENV PRIVITTY_P2P_LISTEN=0\.0\.0\.0:7200$/);
   has(/^VOLUME \["\/var\/lib\/privitty"\]$/);
   has(/^HEALTHCHECK .*--start-period=\d+s.* CMD \["\/edge-gateway", "health"\]$/);
   has(/^ENTRYPOINT \["\/edge-gateway"\]$/);

@@ -47,3 +47,19 @@ Deno.test("a read or write outside the data dir is refused with a clear NotCapab
   assert.match(text, /run a program: NotCapable: Requires run access/);
   assert.match(text, /file-type import: allowed/);
 });
+
+Deno.test("the permission set turns Deno's QUIC on and lets the daemon bind its UDP endpoint", async () => {
+  await using tmp = await makeTempDir("perm-quic");
+  const flags = await daemonFlags(tmp.path, `${tmp.path}/files`);
+  assert.ok(flags.includes("--unstable-net"), "the direct path over QUIC (docs/p2p.md)");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, `${ROOT}tests/packaging/fixtures/quic_probe.ts`],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.match(
+    new TextDecoder().decode(out.stdout),
+    /quic endpoint: bound/,
+    new TextDecoder().decode(out.stderr),
+  );
+});

@@ -9,6 +9,7 @@ import { blobDirOf } from "../../src/core/context.ts";
 import { openAttachableFile } from "../../src/core/file_access.ts";
 import { Messages } from "../../src/core/chats/messages.ts";
 import { createAccountCore } from "../../src/account/core.ts";
+import { openInstallation } from "../../src/provision/installation.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import type { AccessRules } from "../../src/protected_files/pdu.ts";
 import type { SendFileResult } from "../../src/protected_files/service.ts";
@@ -17,6 +18,7 @@ import {
   ACTIVE_LICENSE,
   deliverAll,
   introduce,
+  mailBytes,
   type TestAccount,
   testAccount,
 } from "../core/_accounts.ts";
@@ -122,7 +124,7 @@ export async function sendFile(
     from.send,
   );
   const row = from.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
-  return { msgId, raw: row.raw };
+  return { msgId, raw: await mailBytes(from, row) };
 }
 
 /** Protects and sends a file from Alice to Bob; returns the result and both message ids. */
@@ -149,23 +151,47 @@ export async function exchange(p: PrvPair): Promise<void> {
 
 /**
  * Bob's gateway restarted (a new account core over his store: nothing in memory survives); the
- * receipts it owed go out before (and are dropped here: the tests look at PDU mails).
+ * receipts it owed go out before (and are dropped here: the tests look at PDU mails). With
+ * `machine`, the start runs as the daemon's does (provision/installation.ts) on that machine id
+ * and device fingerprint: another machine id is the data directory on another host.
  */
-export async function restartBob(p: PrvPair, deviceFingerprint = ""): Promise<void> {
-  await p.bob.receipts.close();
-  p.bob.outbox.splice(0);
+export function restartBob(p: PrvPair, machine?: Machine): Promise<void> {
+  return restartAccount(p, "bob", machine);
+}
+
+/** Alice's gateway restarted, as {@link restartBob}. */
+export function restartAlice(p: PrvPair, machine?: Machine): Promise<void> {
+  return restartAccount(p, "alice", machine);
+}
+
+/** What a start sees of its machine (the pair starts on machine id "" with fingerprint ""). */
+export interface Machine {
+  readonly machineId: string;
+  readonly fingerprint?: string;
+}
+
+async function restartAccount(p: PrvPair, who: "alice" | "bob", machine?: Machine): Promise<void> {
+  const account = p[who];
+  await account.receipts.close();
+  account.outbox.splice(0);
+  const installation = machine && await openInstallation(
+    account.store,
+    { machineId: machine.machineId, fingerprint: machine.fingerprint ?? "" },
+    account.ctx.blobDir,
+    p.clock.now,
+  );
   const core = createAccountCore({
-    store: p.bob.store,
-    events: p.bob.sink,
-    blobDir: p.bob.ctx.blobDir,
-    now: p.bob.ctx.now,
-    self: p.bob.self,
+    store: account.store,
+    events: account.sink,
+    blobDir: account.ctx.blobDir,
+    now: account.ctx.now,
+    self: account.self,
     license: ACTIVE_LICENSE,
     receiptWindowMs: 3_600_000,
-    deviceFingerprint,
-    queue: (mail) => p.bob.outbox.push(mail),
+    secretKeys: installation?.keys,
+    queue: (mail) => account.outbox.push(mail),
   });
-  p.bob = { ...p.bob, ...core };
+  p[who] = { ...account, ...core };
 }
 
 /** Reads a whole stream. */

@@ -1,7 +1,7 @@
 /**
  * Protected-file access between two real accounts in memory (issue 11 §2): key shares, the PDUs
  * in the chat mail, grants held in memory, revoke, expiry on an injected clock, renewal, forward
- * rules, restart, an owner that does not answer, and a store opened on another device.
+ * rules, restart and an owner that does not answer (a store on another host: identity_test.ts).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -338,20 +338,6 @@ Deno.test("revoke ends a running whole-file body (the route's) and a range", asy
   assert.deepEqual(ends, [], "ViewerFileStreamed is not reported for a cut stream");
   const rec = p.bob.store.protectedFiles.receivedByMsg(bobMsg)!;
   assert.equal(p.bob.protectedFiles.memory.endStreams(rec.id, "again"), 0, "none left running");
-});
-
-Deno.test("B's store on another device opens nothing and asks nobody", async () => {
-  await using p = await prvPair();
-  const { bobMsg } = await protectAndSend(p, PNG, RULES);
-  await restartBob(p, "another-device-fingerprint");
-  const s = p.bob.protectedFiles.status(bobMsg);
-  assert.equal(s.state, "not_found");
-  assert.match(s.reason, /copied or moved from another device/);
-  await assert.rejects(() => p.bob.protectedFiles.open(bobMsg), FileAccessDeniedError);
-  assert.equal(p.bob.outbox.length, 0);
-  // Even with a grant from the owner the wrapped S1 would not unwrap: the store holds no S2.
-  const rec = p.bob.store.protectedFiles.receivedByMsg(bobMsg)!;
-  assert.equal(rec.s1.length, 32);
 });
 
 Deno.test("a received file whose message was deleted reports deleted", async () => {

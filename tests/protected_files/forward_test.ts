@@ -24,7 +24,7 @@ import {
 import { signForward } from "../../src/protected_files/prv_forward.ts";
 import { protectedFileSource } from "../../src/protected_files/viewer_source.ts";
 import { AccessDeniedError } from "../../src/viewer/stream.ts";
-import { introduce, type TestAccount, testAccount } from "../core/_accounts.ts";
+import { introduce, mailBytes, type TestAccount, testAccount } from "../core/_accounts.ts";
 import { RecordingSink } from "../core/_messaging.ts";
 import { pngBytes } from "../viewer/_fixtures.ts";
 import { protectAndSend, type PrvPair, prvPair, readAll, sendFile } from "./_pair.ts";
@@ -118,7 +118,7 @@ async function bobSendsWith(t: Three, bobMsg: number, pdus: readonly string[]): 
     },
   );
   const row = bob.store.outbox.due(Number.MAX_SAFE_INTEGER).find((r) => r.msgId === msgId)!;
-  const out = await t.carol.receiver.receive(row.raw);
+  const out = await t.carol.receiver.receive(await mailBytes(bob, row));
   if (out.kind !== "message") throw new Error(`not stored: ${JSON.stringify(out)}`);
   return out.msgId;
 }

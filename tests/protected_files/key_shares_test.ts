@@ -7,6 +7,7 @@ import {
   joinShares,
   secondShare,
   splitKey,
+  storedSecretKeysOf,
 } from "../../src/protected_files/key_shares.ts";
 
 Deno.test("splitKey(): S1 xor S2 is the CEK, a fresh S1 each time; the owner recomputes S2", () => {
@@ -33,4 +34,18 @@ Deno.test("deviceWrap() is undone only under the same device key and file", () =
   assert.notDeepEqual(deviceWrap(here, "cek", "f1", stored), s1, "another label");
   assert.notEqual(deviceTagOf(here), deviceTagOf(there));
   assert.match(deviceTagOf(here), /^[0-9a-f]{16}$/);
+});
+
+Deno.test("storedSecretKeysOf(): the recipient key needs the same machine id, the owner key does not", () => {
+  const secret = "5".repeat(64);
+  const here = storedSecretKeysOf(secret, "m1");
+  const otherHost = storedSecretKeysOf(secret, "m2");
+  const copy = storedSecretKeysOf(secret, "m1");
+  const otherInstallation = storedSecretKeysOf("6".repeat(64), "m1");
+  assert.deepEqual(copy, here, "same secret, same machine: same keys (a new MAC plays no part)");
+  assert.notDeepEqual(otherHost.recipient, here.recipient, "another host opens no received file");
+  assert.deepEqual(otherHost.owner, here.owner, "sent files stay manageable on another host");
+  assert.notDeepEqual(otherInstallation.owner, here.owner);
+  assert.notDeepEqual(here.owner, here.recipient);
+  assert.throws(() => storedSecretKeysOf("xyz", "m1"), /64 lower-case hex/);
 });

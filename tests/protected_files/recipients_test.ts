@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { ChatType } from "../../src/constants.ts";
+import { DiskFullError } from "../../src/errors.ts";
 import { blobDirOf } from "../../src/core/context.ts";
 import type { RenderedMail } from "../../src/core/chats/messages.ts";
 import { introduce, testAccount } from "../core/_accounts.ts";
@@ -19,7 +20,10 @@ const RULES = { allow_download: true, allow_forward: false, duration_minutes: 0 
 const BYTES = pngBytes(100_000);
 
 /** Mails in `outbox` that `to` can decrypt go to it (the others are skipped). */
-async function deliverMine(outbox: readonly RenderedMail[], to: TestAccount): Promise<void> {
+async function deliverMine(
+  outbox: readonly Pick<RenderedMail, "recipients" | "raw">[],
+  to: TestAccount,
+): Promise<void> {
   for (const m of outbox) {
     if (m.recipients.includes(to.addr)) await to.receiver.receive(m.raw);
   }
@@ -59,7 +63,10 @@ Deno.test("N recipients: own S1 each, PDUs 1:1 in either order, revoking one kee
     const sent = await sendFile(p.alice, group, r.encrypted_path, p.filesDir);
     const chatMail = new TextDecoder().decode(sent.raw);
     assert.ok(chatMail.length > 0);
-    const separate = p.alice.outbox.splice(0);
+    // Queued in the same commit as the chat mail, right after it.
+    const rows = p.alice.store.outbox.due(Number.MAX_SAFE_INTEGER);
+    const chatRow = rows.find((r) => r.msgId === sent.msgId)!;
+    const separate = rows.filter((r) => r.msgId === 0 && r.id > chatRow.id);
     assert.equal(separate.length, 2, "one hidden mail per recipient");
     assert.deepEqual(separate.map((m) => m.recipients.length), [1, 1]);
 
@@ -81,6 +88,50 @@ Deno.test("N recipients: own S1 each, PDUs 1:1 in either order, revoking one kee
     await deliverMine(p.alice.outbox.splice(0), p.bob);
     assert.equal(p.bob.protectedFiles.status(bobOut.msgId).state, "revoked");
     assert.equal(carol.protectedFiles.status(carolOut.msgId).state, "active");
+  } finally {
+    await carol.receipts.close();
+    carol.store.close();
+  }
+});
+
+Deno.test("a group send whose separate PDU mails cannot be queued (a full disk) stores nothing", async () => {
+  await using p = await prvPair();
+  const { carol, group } = await withCarol(p);
+  try {
+    const path = await plainFile(p, "plan.png", BYTES);
+    const r = await p.alice.protectedFiles.protect({
+      chatId: group,
+      plaintextPath: path,
+      rules: RULES,
+      roots: { filesDir: p.filesDir, dataDir: `${p.dir.path}/a-data` },
+      method: "secure_send_group_file",
+    });
+    const outbox = p.alice.store.outbox;
+    const enqueue = outbox.enqueue.bind(outbox);
+    let calls = 0;
+    outbox.enqueue = (row) => {
+      if (++calls === 2) throw new DiskFullError("database or disk is full"); // a separate mail
+      return enqueue(row);
+    };
+    await assert.rejects(
+      () => sendFile(p.alice, group, r.encrypted_path, p.filesDir),
+      DiskFullError,
+    );
+    assert.equal(calls, 2);
+    assert.deepEqual(
+      outbox.due(Number.MAX_SAFE_INTEGER),
+      [],
+      "neither the chat mail nor a PDU mail",
+    );
+    assert.equal(p.alice.store.msgs.lastOfChat(group), undefined, "no message");
+    const blobs = [...Deno.readDirSync(p.alice.ctx.blobDir)].map((e) => e.name);
+    assert.deepEqual(blobs.filter((n) => n.endsWith(".prv")), [], "the blob copy is removed");
+
+    outbox.enqueue = enqueue;
+    const sent = await sendFile(p.alice, group, r.encrypted_path, p.filesDir);
+    const rows = outbox.due(Number.MAX_SAFE_INTEGER);
+    assert.equal(rows.filter((x) => x.msgId === sent.msgId).length, 1);
+    assert.equal(rows.filter((x) => x.msgId === 0).length, 2);
   } finally {
     await carol.receipts.close();
     carol.store.close();

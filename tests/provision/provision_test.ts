@@ -62,6 +62,7 @@ Deno.test("provision() registers, discovers, verifies, creates a key; a restart 
       "data directory",
       "accounts directory",
       "device fingerprint",
+      "installation identity",
       "license",
       "relay registration",
       "mail autodiscovery",

@@ -48,7 +48,7 @@ Deno.test("cli.sh grants reading --accounts and writing --out only, both made ab
     "run",
     "--no-prompt",
     "--allow-net",
-    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN",
+    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,EDGE_BACKUP_PASSPHRASE,PRIVITTY_BACKUP_PASSPHRASE",
     "--allow-sys=networkInterfaces",
     "--allow-read=/etc/machine-id",
     `${ROOT}main.ts`,
@@ -60,7 +60,7 @@ Deno.test("cli.sh grants reading --accounts and writing --out only, both made ab
   assert.deepEqual(named.slice(1, 7), [
     "--no-prompt",
     "--allow-net",
-    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,EDGE_LICENSE_TRUSTED_KEYS",
+    "--allow-env=EDGE_URL,PRIVITTY_URL,EDGE_TOKEN,PRIVITTY_TOKEN,EDGE_BACKUP_PASSPHRASE,PRIVITTY_BACKUP_PASSPHRASE,EDGE_LICENSE_TRUSTED_KEYS",
     "--allow-sys=networkInterfaces",
     "--allow-read=/etc/machine-id,/home/u/data,/home/u/keys/a.pem,/k/b.pem",
     "--allow-write=/home/u/f.pdf",
@@ -71,6 +71,21 @@ Deno.test("cli.sh grants reading --accounts and writing --out only, both made ab
     "view",
     "7",
     "--out=/home/u/f.pdf",
+  ]);
+});
+
+Deno.test("cli.sh grants backup import reading its file and the data directory, writing only that", async () => {
+  const flags = await cliFlags("/home/u", ["backup", "import", "b.bak", "--data-dir", "new"]);
+  assert.deepEqual(flags.slice(5, 7), [
+    "--allow-read=/etc/machine-id,/home/u/new,/home/u/b.bak",
+    "--allow-write=/home/u/new",
+  ]);
+  assert.deepEqual(flags.slice(8), [
+    "backup",
+    "import",
+    "/home/u/b.bak",
+    "--data-dir",
+    "/home/u/new",
   ]);
 });
 

@@ -133,12 +133,13 @@ Deno.test("migration 9 brings contacts 'seen' in the future back to the present"
   });
 });
 
-Deno.test("migration 15 keeps contacts (capability off) and adds the transfers table", async () => {
+Deno.test("migration 17 keeps contacts (capability off) and adds the transfers table", async () => {
   await withTempDir((dir) => {
     const path = `${dir}/gateway.db`;
     const db = new DatabaseSync(path);
-    for (const m of MIGRATIONS.slice(0, 14)) db.exec(m);
-    db.exec("PRAGMA user_version = 14");
+    assert.equal(MIGRATIONS.length, 17, "the transfers migration is the 17th");
+    for (const m of MIGRATIONS.slice(0, 16)) db.exec(m);
+    db.exec("PRAGMA user_version = 16");
     db.prepare("INSERT INTO contacts (addr, fingerprint) VALUES ('a@x', ?)").run("F".repeat(40));
     db.close();
     const store = Store.open(path);

@@ -19,6 +19,7 @@ const sent = (prvSha256: string, fileUid: string) => ({
   durationMinutes: 0,
   filePdu: "",
   createdAt: 1,
+  keyTag: "",
 });
 
 const received = (prvSha256: string, msgId: number) => ({
@@ -86,6 +87,7 @@ Deno.test("sentKeyByHashPrefix() gives the newest match's id, uid, wrapped key a
       fileUid: "u2",
       cek: new Uint8Array(32).fill(7),
       name: "plan.png",
+      keyTag: "",
     });
     assert.equal(full.id, newer);
     for (const probe of ["%", `${a.slice(0, 31)}_`, hex("e").slice(0, 32)]) {

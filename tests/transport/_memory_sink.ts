@@ -3,6 +3,12 @@
  * (by Subject), what was given up on or quarantined, and an optional failure rule.
  */
 import type { InboxMessage, MailSink } from "../../src/transport/inbox_drain.ts";
+import type { MailSource } from "../../src/mime/mail_source.ts";
+
+/** The bytes of a delivered mail (a spooled one read from its file, which lives until delivery settles). */
+export function sourceBytes(raw: MailSource): Uint8Array {
+  return raw.kind === "bytes" ? raw.bytes : Deno.readFileSync(raw.path);
+}
 
 /** A given-up mail as the sink saw it. */
 export interface GivenUp {
@@ -45,8 +51,8 @@ export class MemorySink implements MailSink {
     return before;
   }
 
-  deliver(raw: Uint8Array): Promise<void> {
-    const subject = subjectOf(raw);
+  deliver(raw: MailSource): Promise<void> {
+    const subject = subjectOf(sourceBytes(raw));
     this.tried.push(subject);
     this.#wake();
     if (this.fail(subject)) return Promise.reject(new Error(`cannot parse ${subject} (test)`));

@@ -14,7 +14,8 @@ import {
   InboxDrain,
   type KeepAlive,
 } from "../../src/transport/inbox_drain.ts";
-import { MemorySink, subjectOf } from "./_memory_sink.ts";
+import { MemorySink, sourceBytes, subjectOf } from "./_memory_sink.ts";
+import type { MailSource } from "../../src/mime/mail_source.ts";
 
 type Client = Parameters<InboxDrain["drain"]>[0];
 
@@ -54,9 +55,9 @@ class DiskSink extends MemorySink {
     }
     return super.begin(m);
   }
-  override deliver(raw: Uint8Array): Promise<void> {
+  override deliver(raw: MailSource): Promise<void> {
     if (this.full) {
-      this.tried.push(subjectOf(raw));
+      this.tried.push(subjectOf(sourceBytes(raw)));
       return Promise.reject(new Error("store", { cause: new DiskFullError("os error 28") }));
     }
     return super.deliver(raw);
@@ -120,6 +121,30 @@ Deno.test("a mail's own failure still counts and is quarantined after maxAttempt
     now += drain.nextRetryIn();
     await drain.drain(client, keepAlive, () => false);
     assert.equal(sink.quarantined.length, 1);
+    assert.equal(mails.size, 0);
+  } finally {
+    setLogSink(prev);
+  }
+});
+
+Deno.test("a drain paused for the disk retries at once when the sink says space is back", async () => {
+  const prev = setLogSink(() => {});
+  try {
+    const { client, mails } = fakeInbox(["a", "b"]);
+    const sink = new (class extends DiskSink {
+      diskFull(): boolean {
+        return this.full;
+      }
+    })();
+    const drain = new InboxDrain(sink, DEFAULT_DRAIN_LIMITS, () => 0); // the clock stands still
+    sink.full = true;
+    await drain.drain(client, keepAlive, () => false);
+    assert.ok(drain.pausedForDisk);
+    assert.equal(drain.nextRetryIn(), DISK_FULL_RETRY_MIN_MS);
+    sink.full = false; // the store saw a write succeed
+    assert.equal(drain.pausedForDisk, false);
+    assert.equal(drain.nextRetryIn(), 0);
+    assert.equal(await drain.drain(client, keepAlive, () => false), 2);
     assert.equal(mails.size, 0);
   } finally {
     setLogSink(prev);

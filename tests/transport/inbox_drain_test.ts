@@ -15,12 +15,15 @@ import {
   DEFAULT_DRAIN_LIMITS,
   type DrainLimits,
   GIVE_UP_HEAD_BYTES,
+  type MailSpool,
 } from "../../src/transport/inbox_drain.ts";
 import type { Endpoint } from "../../src/transport/server_params.ts";
 import { randomBytes } from "../_helpers/huge_mail.ts";
 import { NO_RELAY, type Relay, startRelay } from "../_helpers/relay.ts";
+import { withTempDir } from "../_helpers/temp.ts";
 import { throttleProxy } from "../_helpers/throttle_proxy.ts";
-import { MemorySink } from "./_memory_sink.ts";
+import { MemorySink, sourceBytes } from "./_memory_sink.ts";
+import type { MailSource } from "../../src/mime/mail_source.ts";
 
 /** A plain mail with `subject` and about `bytes` of base64 filler. */
 function mail(to: string, subject: string, bytes = 0): Uint8Array {
@@ -141,8 +144,8 @@ Deno.test({
       const deliver = sink.deliver.bind(sink);
       const lines: string[] = [];
       // Processing "slow" takes eight heartbeat intervals.
-      sink.deliver = async (raw: Uint8Array) => {
-        if (new TextDecoder().decode(raw).includes("Subject: slow")) {
+      sink.deliver = async (raw: MailSource) => {
+        if (new TextDecoder().decode(sourceBytes(raw)).includes("Subject: slow")) {
           await new Promise((r) => setTimeout(r, 1_600));
         }
         return deliver(raw);
@@ -282,6 +285,99 @@ Deno.test({
       assert.ok(big.size > 500_000, `size ${big.size}`);
       assert.equal(big.headBytes, GIVE_UP_HEAD_BYTES, "only the head was fetched");
       assert.equal(await box.inboxCount(), 0);
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+/** A MemorySink with a spool in `dir`: it records how each mail came (memory or a file). */
+class SpoolSink extends MemorySink {
+  readonly kinds: string[] = [];
+  readonly bytes: Uint8Array[] = [];
+  readonly spool: MailSpool;
+  constructor(dir: string, maxMailBytes: number, fail: (subject: string) => boolean = () => false) {
+    super(fail);
+    this.spool = { dir, maxMailBytes: () => maxMailBytes };
+  }
+  override deliver(raw: MailSource): Promise<void> {
+    this.kinds.push(raw.kind);
+    this.bytes.push(sourceBytes(raw));
+    return super.deliver(raw);
+  }
+}
+
+Deno.test({
+  name: "a mail above inMemoryMailBytes arrives as a file, fetched in ranges, removed after",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const mails: Uint8Array[] = [];
+    const box = await inboxWith(relay, (to) => {
+      mails.push(mail(to, "big", 300_000), mail(to, "small", 1000), mail(to, "huge", 700_000));
+      return mails;
+    });
+    try {
+      await withTempDir(async (dir) => {
+        const sink = new SpoolSink(dir, 600_000);
+        await runLoop(
+          box.endpoint,
+          box.acc.password,
+          sink,
+          () => sink.delivered.length >= 2 && sink.givenUp.length > 0,
+          { limits: { inMemoryMailBytes: 100_000, fetchChunkBytes: 64 * 1024 } },
+        );
+        assert.deepEqual(sink.delivered, ["big", "small"]);
+        assert.deepEqual(sink.kinds, ["file", "bytes"]);
+        // The relay stores what it was given with CRLF: the fetched bytes are the appended mail.
+        assert.deepEqual(sink.bytes[0], mails[0]);
+        assert.deepEqual(sink.bytes[1], mails[1]);
+        assert.match(sink.givenUp[0].reason, /larger than 600000 bytes/, "the spool's cap applies");
+        assert.deepEqual([...Deno.readDirSync(dir)], [], "no temp file left");
+        assert.equal(await box.inboxCount(), 0);
+      });
+    } finally {
+      await box.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "a spooled mail that keeps failing is quarantined whole, or from its head above the bound",
+  ignore: NO_RELAY,
+  async fn() {
+    await using relay = await startRelay({ filter: false });
+    const box = await inboxWith(
+      relay,
+      (to) => [mail(to, "bad", 200_000), mail(to, "worse", 500_000)],
+    );
+    try {
+      await withTempDir(async (dir) => {
+        const sink = new SpoolSink(dir, 10_000_000, () => true);
+        await runLoop(
+          box.endpoint,
+          box.acc.password,
+          sink,
+          () => sink.quarantined.length + sink.givenUp.length >= 2,
+          {
+            limits: {
+              inMemoryMailBytes: 100_000,
+              quarantineMaxBytes: 300_000,
+              maxAttempts: 2,
+              retryBaseMs: 20,
+            },
+            heartbeatMs: 100,
+          },
+        );
+        assert.deepEqual(sink.kinds, ["file", "file", "file", "file"]);
+        assert.equal(sink.quarantined[0].subject, "bad");
+        assert.ok(sink.quarantined[0].bytes > 200_000, "kept whole");
+        assert.equal(sink.givenUp[0].subject, "worse");
+        assert.match(sink.givenUp[0].reason, /failed 2 times.*not kept whole/);
+        assert.equal(sink.givenUp[0].headBytes, GIVE_UP_HEAD_BYTES);
+        assert.deepEqual([...Deno.readDirSync(dir)], [], "no temp file left");
+        assert.equal(await box.inboxCount(), 0);
+      });
     } finally {
       await box.close();
     }

@@ -3,6 +3,7 @@
  * a real relay (delivery, a relay outage without loss or duplicates, a 523 refusal).
  */
 import assert from "node:assert/strict";
+import { DiskFullError } from "../../src/errors.ts";
 import type { GatewayEvent } from "../../src/events/types.ts";
 import { setLogSink } from "../../src/log.ts";
 import { createImapClient } from "../../src/transport/imap_client.ts";
@@ -221,10 +222,54 @@ Deno.test("SmtpLoop drains every due mail on start and reports it sent", async (
   assert.deepEqual(queue.sentIds.sort(), ids);
   assert.equal(queue.rows.size, 1, "the mail due later stays queued");
   assert.deepEqual(stats.mails[0].envelope, { from: "me@x.test", to: ["a@y.test", "b@y.test"] });
-  assert.equal(new TextDecoder().decode(stats.mails[0].raw), "Subject: s\r\n\r\nbody\r\n");
+  assert.equal(
+    new TextDecoder().decode(stats.mails[0].raw as Uint8Array),
+    "Subject: s\r\n\r\nbody\r\n",
+  );
   assert.deepEqual(events.map((e) => e.kind), ["SmtpConnected"]);
   assert.equal(stats.created, 1);
   assert.equal(stats.closed, 1, "stop() closes the transport");
+});
+
+Deno.test("SmtpLoop sends a mail once when a full disk keeps its outcome from the queue", async () => {
+  const queue = new MemoryQueue();
+  const accepted = queue.add();
+  const deferred = queue.add("Subject: later\r\n\r\nx\r\n");
+  let fullFor = 3; // the next writes fail, as on a full disk
+  const full = <A extends unknown[]>(write: (...a: A) => void) => (...a: A) => {
+    if (fullFor-- > 0) throw new DiskFullError("database or disk is full");
+    write(...a);
+  };
+  queue.sent = full(queue.sent.bind(queue));
+  queue.retry = full(queue.retry.bind(queue));
+  const { factory, stats } = fakeTransport((mail) =>
+    /later/.test(new TextDecoder().decode(mail.raw as Uint8Array))
+      ? Promise.reject(smtpError("EENVELOPE", "RCPT TO", "451 4.3.0 Try again later"))
+      : Promise.resolve()
+  );
+  await withLoop(
+    { queue, transportFactory: factory, backoff: { min: 60_000, max: 60_000 } },
+    async () => {
+      await until(
+        () => queue.sentIds.length === 1 && queue.retries.length === 1,
+        5_000,
+        "both outcomes recorded",
+      );
+    },
+  );
+  assert.deepEqual(queue.sentIds, [accepted]);
+  assert.deepEqual(queue.retries.map((r) => r.id), [deferred]);
+  const sends = (id: number) =>
+    stats.mails.filter((m) =>
+      /later/.test(new TextDecoder().decode(m.raw as Uint8Array)) === (id === deferred)
+    )
+      .length;
+  assert.equal(sends(accepted), 1, "the accepted mail went out once");
+  assert.equal(
+    sends(deferred),
+    1,
+    "the deferred mail was not retried before its retry was written",
+  );
 });
 
 for (
@@ -304,7 +349,7 @@ Deno.test("SmtpLoop gives up on a 5xx answer to the mail but not on a 5xx to the
   const login = queue.add("Subject: login\r\n\r\n");
   const { factory } = fakeTransport((mail) =>
     Promise.reject(
-      new TextDecoder().decode(mail.raw).includes("refused")
+      new TextDecoder().decode(mail.raw as Uint8Array).includes("refused")
         ? smtpError("EMESSAGE", "DATA", "523 5.7.1 Encryption Needed: Invalid Unencrypted Mail")
         : smtpError("EAUTH", "AUTH PLAIN", "535 5.7.8 Error: authentication failed"),
     )
@@ -340,6 +385,67 @@ Deno.test("SmtpLoop pauses after a connection failure and then probes with one m
   });
   assert.equal(queue.sentIds.length, 10);
   assert.equal(stats.maxInflight, 4);
+});
+
+Deno.test("SmtpLoop asks the relay's SIZE limit at start and again after each reconnect", async () => {
+  const { pass, ...clock } = testClocks();
+  let up = false;
+  const limits: (number | undefined)[] = [];
+  let probes = 0;
+  const queue = new MemoryQueue();
+  queue.add();
+  const { factory, stats } = fakeTransport(() =>
+    up ? Promise.resolve() : Promise.reject(smtpError("ECONNECTION", "CONN"))
+  );
+  await withLoop({
+    queue,
+    transportFactory: factory,
+    ...clock,
+    sizeProbe: () => Promise.resolve(++probes === 1 ? 31_457_280 : 1_000_000),
+    onSizeLimit: (bytes) => void limits.push(bytes),
+  }, async (loop) => {
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => limits.length === 1, 5_000, "the first probe");
+    up = true;
+    pass(60_000);
+    loop.wake();
+    await within(loop.idle(), 5_000, "idle");
+    await until(() => limits.length === 2, 5_000, "the probe of the reconnect");
+  });
+  assert.equal(stats.created, 2, "a transport at start, another after the failure");
+  assert.deepEqual(limits, [31_457_280, 1_000_000]);
+  assert.equal(queue.sentIds.length, 1);
+});
+
+Deno.test("SmtpLoop sends a spooled mail as a stream of its file; a missing file gives it up", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const queue = new MemoryQueue();
+    const path = `${dir}/0123456789abcdef0123456789abcdef.eml`;
+    await Deno.writeTextFile(path, "Subject: spooled\r\n\r\nbig body\r\n");
+    const spooled = queue.add("");
+    queue.rows.set(spooled, { ...queue.rows.get(spooled)!, spoolPath: path });
+    const missing = queue.add("");
+    queue.rows.set(missing, { ...queue.rows.get(missing)!, spoolPath: `${dir}/gone.eml` });
+    const bodies: string[] = [];
+    const { factory, stats } = fakeTransport(async (mail) => {
+      await delay(50); // a transport reads once it is connected: nothing may flow before
+      const chunks: Uint8Array[] = [];
+      for await (const c of mail.raw as AsyncIterable<Uint8Array>) chunks.push(c);
+      bodies.push(new TextDecoder().decode(await new Blob(chunks as BlobPart[]).bytes()));
+    });
+    await withLoop(
+      { queue, transportFactory: factory },
+      (loop) => within(loop.idle(), 5_000, "idle"),
+    );
+    assert.deepEqual(queue.sentIds, [spooled]);
+    assert.deepEqual(bodies, ["Subject: spooled\r\n\r\nbig body\r\n"]);
+    assert.deepEqual(queue.gaveUps.map((g) => g.id), [missing]);
+    assert.match(queue.gaveUps[0].error, /missing from the spool/);
+    assert.equal(stats.mails.length, 1, "nothing was sent for the missing file");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("SmtpLoop: wake() sends a newly queued mail at once; stop() ends the sleep", async () => {

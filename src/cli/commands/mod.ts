@@ -3,6 +3,7 @@
  * order of the help text and of docs/cli.md's table.
  */
 import type { Command } from "../command.ts";
+import { backup } from "./backup.ts";
 import { broadcast } from "./broadcast.ts";
 import { chats } from "./chats.ts";
 import { config } from "./config.ts";
@@ -35,6 +36,7 @@ export const COMMANDS: readonly Command[] = [
   connectivity,
   events,
   license,
+  backup,
   invite,
   join,
   contacts,

@@ -34,15 +34,24 @@ export class MessageStates {
    * message id (0 for mails without one), or undefined for an unknown row.
    */
   outboxSent(outboxId: number): number | undefined {
-    return this.ctx.tx.run((emit) => {
+    const spools: string[] = [];
+    const msgId = this.ctx.tx.run((emit) => {
       const row = this.ctx.store.outbox.get(outboxId);
       if (row === undefined) return undefined;
+      if (row.spool !== "") spools.push(row.spool);
       this.ctx.store.outbox.remove(outboxId);
       if (row.msgId !== 0 && this.ctx.store.outbox.countForMessage(row.msgId) === 0) {
         this.#move(emit, row.msgId, S.DELIVERED_TO_SERVER, "MsgDelivered");
       }
       return row.msgId;
     });
+    this.#dropSpools(spools);
+    return msgId;
+  }
+
+  /** Removes spool files no row names any more (after the commit; a failure waits for start). */
+  #dropSpools(names: readonly string[]): void {
+    for (const name of names) void this.ctx.spool.remove(name).catch(() => {});
   }
 
   /**
@@ -50,16 +59,21 @@ export class MessageStates {
    * queued mails, and fails the message (see `markFailed`). Returns the message id or undefined.
    */
   outboxGaveUp(outboxId: number, error: string): number | undefined {
-    return this.ctx.tx.run(() => {
+    const spools: string[] = [];
+    const msgId = this.ctx.tx.run(() => {
       const row = this.ctx.store.outbox.get(outboxId);
       if (row === undefined) return undefined;
+      if (row.spool !== "") spools.push(row.spool);
       this.ctx.store.outbox.remove(outboxId);
       if (row.msgId !== 0) {
+        spools.push(...this.ctx.store.outbox.spools(row.msgId));
         this.ctx.store.outbox.removeForMessage(row.msgId);
         this.markFailed(row.msgId, error);
       }
       return row.msgId;
     });
+    this.#dropSpools(spools);
+    return msgId;
   }
 
   /** 10|20 → 24 with the error text and `MsgFailed{chatId,msgId}`; returns true if it moved. */

@@ -6,7 +6,7 @@
 import { ChatType, ContactId, MessageState } from "../../constants.ts";
 import { GatewayError, NotFoundError } from "../../errors.ts";
 import type { ChatRecord, ContactRecord, MessageRecord, ReactionRecord } from "../../store/mod.ts";
-import { blobPath, importFile, removeBlob } from "../blobs.ts";
+import { blobPath, importFile, mimeOf, removeBlob } from "../blobs.ts";
 import type { AttachableFile } from "../file_access.ts";
 import { JoinWait } from "../send/join_wait.ts";
 import { Chats } from "./chats.ts";
@@ -170,11 +170,12 @@ export class Messages {
    * Sends a message, the one way every message of ours goes out: checks the chat and its
    * recipients (every one needs a key), copies the file into the blob directory, lets
    * `steps.admit` refuse it, renders it with `steps.render`, then inserts the message (state 10,
-   * from 1) and its outbox row in one transaction and returns the id. A message to a contact
+   * from 1) and its outbox rows (the mail and its `separateMails`) in one transaction and returns
+   * the id. A message to a contact
    * whose SecureJoin handshake is in progress (no key yet) is admitted the same way, then stored
    * unrendered and goes out when the join completes, or fails when it times out
    * (`join_wait.ts`). Emits `MsgsChanged{chatId,msgId}` and what the mail announces after the
-   * commit, then runs its `afterCommit`. When admitting, rendering or the transaction fails,
+   * commit. When admitting, rendering or the transaction fails,
    * nothing is stored and a blob copied for this call alone is removed again.
    */
   async createOutgoing(m: OutgoingMessage, steps: SendSteps): Promise<number> {
@@ -189,38 +190,59 @@ export class Messages {
     const recipients = group?.recipients ?? channel?.recipients ??
       (waits ? [] : this.sendRecipients(chat));
     const quoted = m.quotedMessageId === undefined ? undefined : this.#quotable(m.quotedMessageId);
+    const base = {
+      chatId: chat.id,
+      text: m.text ?? "",
+      viewtype: m.viewtype ?? (m.file ? Viewtype.FILE : Viewtype.TEXT),
+      timestamp: nowSeconds(this.ctx),
+      inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
+      quote: quoted === undefined ? "" : quoteTextOf(quoted),
+      ...(group === undefined ? {} : { group: group.mail }),
+      ...(channel === undefined ? {} : { channel: channel.mail }),
+    };
+    if (m.file && steps.precheck) {
+      // Before the file is copied: a file far too large is refused without touching the disk.
+      const name = m.file.name ?? m.file.source.name;
+      steps.precheck(
+        {
+          ...base,
+          file: {
+            blob: "",
+            path: "",
+            name,
+            mime: m.file.mime ?? mimeOf(name),
+            bytes: m.file.source.size,
+          },
+        },
+        chat,
+        waits ? this.#chats.recipients(chat) : recipients,
+      );
+    }
     const file = m.file &&
       await importFile(this.ctx.blobDir, m.file.source.chunks(), m.file.name ?? m.file.source.name);
     const blob = file && m.file?.mime ? { ...file, mime: m.file.mime } : file;
     if (blob) this.ctx.blobHolds.hold(blob.path);
     let msgId: number | undefined;
+    let spooled: string | undefined;
     try {
-      const draft: OutgoingDraft = {
-        chatId: chat.id,
-        text: m.text ?? "",
-        viewtype: m.viewtype ?? (blob ? Viewtype.FILE : Viewtype.TEXT),
-        timestamp: nowSeconds(this.ctx),
-        file: blob,
-        inReplyTo: quoted?.rfc724Mid ?? this.ctx.store.msgs.lastOfChat(chat.id)?.rfc724Mid ?? "",
-        quote: quoted === undefined ? "" : quoteTextOf(quoted),
-        ...(group === undefined ? {} : { group: group.mail }),
-        ...(channel === undefined ? {} : { channel: channel.mail }),
-      };
+      const draft: OutgoingDraft = { ...base, file: blob };
       await steps.admit(draft, chat, waits ? this.#chats.recipients(chat) : recipients);
       if (waits) {
         msgId = this.#insertOutgoing(draft, m.info);
         return msgId;
       }
       const mail = await steps.render(draft, chat, recipients);
+      spooled = mail.spool;
       if (mail.rfc724Mid === "" || mail.recipients.length === 0) {
         throw new Error("the renderer returned a mail without Message-ID or recipients");
       }
       msgId = this.#insertOutgoing(draft, m.info, mail);
-      await mail.afterCommit?.();
       return msgId;
     } finally {
       if (blob) this.ctx.blobHolds.release(blob.path);
       if (blob && msgId === undefined) await this.#dropUnusedBlob(blob.blob);
+      // A mail rendered into the spool whose message was never stored is nobody's.
+      if (spooled !== undefined && msgId === undefined) await this.ctx.spool.remove(spooled);
     }
   }
 
@@ -296,6 +318,9 @@ export class Messages {
       });
       if (mail !== undefined) {
         this.ctx.store.outbox.enqueue({ msgId, ...mail });
+        for (const separate of mail.separateMails ?? []) {
+          this.ctx.store.outbox.enqueue({ msgId: 0, ...separate });
+        }
         this.ctx.tx.mailQueued();
         mail.record?.(msgId);
       }
@@ -341,13 +366,16 @@ export class Messages {
       if (m === undefined) throw new NotFoundError(`message ${id} not found`);
       return m;
     });
+    const spools: string[] = [];
     this.ctx.tx.run((emit) => {
       for (const m of found) {
         if (!this.ctx.store.msgs.delete(m.id)) continue;
+        spools.push(...this.ctx.store.outbox.spools(m.id));
         this.ctx.store.outbox.removeForMessage(m.id);
         emit({ kind: "MsgDeleted", chatId: m.chatId, msgId: m.id });
       }
     });
+    for (const name of spools) await this.ctx.spool.remove(name);
     const files = new Set(found.map((m) => m.file).filter((f) => f !== ""));
     for (const file of files) await this.#dropUnusedBlob(file);
   }

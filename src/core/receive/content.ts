@@ -3,7 +3,7 @@
  * (docs/protocol-notes.md §4, §5) and receipts (MDN reports). Pure: a parsed MIME tree in, values
  * out.
  */
-import { leaves, type MimePart, partText } from "../../mime/parser.ts";
+import { leaves, type MimePart, partText, type SpooledBody } from "../../mime/parser.ts";
 import { CHAT_CONTENT_SYSTEM, Header, SystemMessage, Viewtype } from "../../protocol.ts";
 import { simplifyText } from "./text.ts";
 import type { ReadMail } from "./mail_reader.ts";
@@ -13,7 +13,10 @@ import { stripAngles } from "./mail_reader.ts";
 export interface MailFile {
   readonly name: string;
   readonly mime: string;
+  /** The file's bytes (empty when it was spooled). */
   readonly bytes: Uint8Array;
+  /** Where a large mail's file waits, written while it streamed in (see blobs.ts). */
+  readonly spooled?: SpooledBody;
 }
 
 /** The chat content of a mail; a field the mail does not have is undefined. */
@@ -38,7 +41,8 @@ export interface ReceiptContent {
   readonly disposition: "displayed" | "processed" | "other";
 }
 
-function isAttachment(p: MimePart): boolean {
+/** Whether a leaf is a file (reception takes the first one as the message's file). */
+export function isAttachment(p: Pick<MimePart, "contentType" | "disposition">): boolean {
   if (p.disposition?.value === "attachment") return true;
   const type = p.contentType.value;
   return !type.startsWith("text/") && !type.startsWith("multipart/") &&
@@ -107,6 +111,7 @@ export function chatContent(mail: ReadMail): ChatContent {
     name: fileNameOf(filePart),
     mime: filePart.contentType.value || "application/octet-stream",
     bytes: filePart.body,
+    ...(filePart.spooled === undefined ? {} : { spooled: filePart.spooled }),
   };
   const postMessageId = stripAngles(mail.headers.get(Header.CHAT_POST_MESSAGE_ID)) || undefined;
   const voice = mail.headers.get(Header.CHAT_VOICE_MESSAGE) === "1";

@@ -8,6 +8,9 @@
 import { diskFullError, GatewayError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import { type CoreContext, nowSeconds } from "../context.ts";
+import { ConfigKey } from "../../store/config_store.ts";
+import { DEFAULT_DRAIN_LIMITS } from "../../transport/inbox_drain.ts";
+import { mailSize, type MailSource } from "../../mime/mail_source.ts";
 import { sniffMessageId } from "./mail_reader.ts";
 import type { ReceiveOutcome, Receiver } from "./pipeline.ts";
 
@@ -59,6 +62,21 @@ export type QuarantineRetry =
   /** It failed again and stays, with this reason. */
   | { readonly outcome: "quarantined"; readonly reason: string };
 
+/** The least cap on one received mail, whatever the relay's limit (see {@link receivedMailCap}). */
+export const MIN_RECEIVED_MAIL_CAP = 64 * 1024 * 1024;
+
+/**
+ * The largest mail reception fetches: twice the relay's message limit (learnt from SMTP `SIZE`
+ * and stored as `max_message_bytes`), at least {@link MIN_RECEIVED_MAIL_CAP}. Reading a mail
+ * takes bounded memory whatever its size; the cap bounds the disk and time one mail can take.
+ */
+export function receivedMailCap(relayLimit: number | undefined): number {
+  const limit = relayLimit !== undefined && Number.isFinite(relayLimit) && relayLimit > 0
+    ? relayLimit
+    : 0;
+  return Math.max(2 * limit, MIN_RECEIVED_MAIL_CAP);
+}
+
 function reasonOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -71,12 +89,22 @@ export class InboxReception {
   /** The pipeline runs one mail at a time (the drain's and the operator's retries alike). */
   #tail: Promise<unknown> = Promise.resolve();
 
+  /** Large mails are fetched into hidden temp files in the blob directory (blobs.ts). */
+  readonly spool: { readonly dir: string; maxMailBytes(): number };
+
   constructor(
     private readonly ctx: CoreContext,
     private readonly receiver: Receiver,
     options: InboxReceptionOptions = {},
   ) {
     this.#noteGarbage = options.noteGarbage ?? (() => {});
+    this.spool = {
+      dir: ctx.blobDir,
+      maxMailBytes: () => {
+        const stored = ctx.store.config.get(ConfigKey.MAX_MESSAGE_BYTES);
+        return receivedMailCap(stored === undefined ? undefined : Number(stored));
+      },
+    };
   }
 
   begin(m: InboxMail): number {
@@ -103,12 +131,17 @@ export class InboxReception {
     }
   }
 
+  /** Whether the store last saw the disk full (the drain resumes once it is not). */
+  diskFull(): boolean {
+    return this.ctx.store.disk.word === "full";
+  }
+
   failed(m: InboxMail, reason: string): void {
     this.ctx.store.receiveAttempts.failed(keyOf(m), reason);
   }
 
   /** Runs the pipeline (it commits or records the mail), then forgets the attempts. */
-  async deliver(raw: Uint8Array, m: InboxMail): Promise<void> {
+  async deliver(raw: MailSource, m: InboxMail): Promise<void> {
     const t0 = performance.now();
     let outcome: ReceiveOutcome;
     try {
@@ -126,7 +159,7 @@ export class InboxReception {
       outcome: outcome.kind,
       ...outcomeFields(outcome),
       uid: m.uid,
-      bytes: raw.length,
+      bytes: mailSize(raw),
       pipeline_ms: Math.round((performance.now() - t0) * 100) / 100,
     });
   }
@@ -164,7 +197,7 @@ export class InboxReception {
     if (raw === undefined) throw new GatewayError(`no quarantined mail with id ${id}`);
     let outcome: ReceiveOutcome;
     try {
-      outcome = await this.#receive(raw);
+      outcome = await this.#receive({ kind: "bytes", bytes: raw });
     } catch (err) {
       const reason = reasonOf(err);
       if (!this.ctx.store.quarantine.failedAgain(id, reason)) {
@@ -179,9 +212,14 @@ export class InboxReception {
   }
 
   /** Runs the pipeline for one mail after any other run has settled. */
-  #receive(raw: Uint8Array): Promise<ReceiveOutcome> {
-    const run = this.#tail.then(() => this.receiver.receive(raw))
-      .finally(() => this.#noteGarbage(raw.byteLength));
+  #receive(raw: MailSource): Promise<ReceiveOutcome> {
+    // A large mail in memory (a quarantined one retried) is read as a stream too.
+    const inMemory = raw.kind === "bytes" &&
+      raw.bytes.byteLength <= DEFAULT_DRAIN_LIMITS.inMemoryMailBytes;
+    const run = this.#tail.then(() =>
+      inMemory ? this.receiver.receive(raw.bytes) : this.receiver.receiveMail(raw)
+    )
+      .finally(() => this.#noteGarbage(mailSize(raw)));
     this.#tail = run.catch(() => {});
     return run;
   }

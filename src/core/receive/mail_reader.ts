@@ -175,14 +175,18 @@ export function sniffMessageId(raw: Uint8Array): string {
   return /^message-id:[ \t]*<?([^<>\s]{1,250})>?/im.exec(head)?.[1] ?? "";
 }
 
-/** What the outer message of an encrypted mail leaves for decryption. */
-interface Encrypted {
-  /** The binary OpenPGP message (dearmored). */
-  readonly ciphertext: Uint8Array;
+/** What the outer message of an encrypted mail says (the rest is inside). */
+export interface OuterFacts {
   readonly messageId: string;
   readonly outerFrom: HeaderMailbox;
   readonly outerDate: string | undefined;
   readonly fail: (reason: string, cause?: unknown) => UnreadableMailError;
+}
+
+/** What the outer message of an encrypted mail leaves for decryption. */
+interface Encrypted extends OuterFacts {
+  /** The binary OpenPGP message (dearmored). */
+  readonly ciphertext: Uint8Array;
 }
 
 /** Reads `raw`; see the module doc. */
@@ -205,43 +209,52 @@ function readOuter(raw: Uint8Array, deps: MailReaderDeps): ReadMail | Encrypted 
       cause: err,
     });
   }
-  const messageId = stripAngles(outer.headers.get(Header.MESSAGE_ID));
-  const fail = (reason: string, cause?: unknown) =>
-    new UnreadableMailError(reason, messageId, { cause });
-  if (messageId === "") throw fail("no Message-ID");
-  const outerFrom = parseMailbox(outer.headers.get(Header.FROM));
-  if (outerFrom.addr === "") throw fail("no From address");
-
+  const facts = outerFacts(outer);
+  const { fail } = facts;
   let armored: string | undefined;
   try {
     armored = encryptedPayload(outer);
   } catch (err) {
     throw fail((err as Error).message, err);
   }
-  if (armored === undefined) {
-    const autocrypt = pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), outerFrom.addr);
-    return {
-      messageId,
-      from: outerFrom,
-      headers: outer.headers,
-      content: outer,
-      encrypted: false,
-      ...(autocrypt === undefined ? {} : { autocrypt }),
-      gossip: [],
-      sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
-    };
-  }
+  if (armored === undefined) return plainMail(outer, facts, deps);
   let ciphertext: Uint8Array;
   try {
     ciphertext = dearmor(armored);
   } catch (err) {
     throw fail(`bad armor: ${(err as Error).message}`, err);
   }
-  return { ciphertext, messageId, outerFrom, outerDate: outer.headers.get(Header.DATE), fail };
+  return { ciphertext, ...facts };
+}
+
+/** The Message-ID and From of an outer message (both required), and its Date. */
+export function outerFacts(outer: MimePart): OuterFacts {
+  const messageId = stripAngles(outer.headers.get(Header.MESSAGE_ID));
+  const fail = (reason: string, cause?: unknown) =>
+    new UnreadableMailError(reason, messageId, { cause });
+  if (messageId === "") throw fail("no Message-ID");
+  const outerFrom = parseMailbox(outer.headers.get(Header.FROM));
+  if (outerFrom.addr === "") throw fail("no From address");
+  return { messageId, outerFrom, outerDate: outer.headers.get(Header.DATE), fail };
+}
+
+/** A mail that is not encrypted, as its outer message says it. */
+export function plainMail(outer: MimePart, facts: OuterFacts, deps: MailReaderDeps): ReadMail {
+  const autocrypt = pickAutocrypt(outer.headers.getAll(Header.AUTOCRYPT), facts.outerFrom.addr);
+  return {
+    messageId: facts.messageId,
+    from: facts.outerFrom,
+    headers: outer.headers,
+    content: outer,
+    encrypted: false,
+    ...(autocrypt === undefined ? {} : { autocrypt }),
+    gossip: [],
+    sentAt: dateSeconds(outer.headers.get(Header.DATE), (deps.now ?? Date.now)()),
+  };
 }
 
 async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<ReadMail> {
-  const { messageId, outerFrom, fail } = outer;
+  const { fail } = outer;
   const decrypted = await decryptMessage(
     outer.ciphertext,
     deps.privateKey,
@@ -258,6 +271,21 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
   } catch (err) {
     throw fail(`broken inner MIME: ${(err as Error).message}`, err);
   }
+  return await readDecrypted(outer, inner, (keys) => decrypted.verify(keys), deps);
+}
+
+/**
+ * The mail an encrypted message is, from its outer facts and its decrypted inner MIME: checks
+ * the inner From against the outer one and the signature (`verify`) against the key the mail
+ * names or the keys we know for its sender.
+ */
+export async function readDecrypted(
+  outer: OuterFacts,
+  inner: MimePart,
+  verify: (keys: readonly openpgp.PublicKey[]) => Promise<SignatureCheck>,
+  deps: MailReaderDeps,
+): Promise<ReadMail> {
+  const { messageId, outerFrom, fail } = outer;
   const innerFrom = parseMailbox(inner.headers.get(Header.FROM));
   const from = innerFrom.addr === "" ? outerFrom : innerFrom;
   if (from.addr !== outerFrom.addr) {
@@ -271,7 +299,7 @@ async function readEncrypted(outer: Encrypted, deps: MailReaderDeps): Promise<Re
   const parsed = (await Promise.all(
     candidates.map((k) => deps.keys.get(k).then((key) => ({ key, bytes: k }), () => undefined)),
   )).filter((k) => k !== undefined);
-  const check = await decrypted.verify(parsed.map((p) => p.key));
+  const check = await verify(parsed.map((p) => p.key));
   const signer = check.valid ? check.signerFingerprint : undefined;
   const signerKey = parsed.find((p) => fingerprintOf(p.key) === signer)?.bytes;
   // A signer key is only found for a fingerprint: `signer !== undefined` adds no condition.

@@ -16,7 +16,7 @@ import {
   parseSecureJoinStep,
   SecureJoinStep,
 } from "../../protocol.ts";
-import { fingerprintOf } from "../../crypto/pgp.ts";
+import { fingerprintOf, MAX_PLAINTEXT_BYTES } from "../../crypto/pgp.ts";
 import { assignChat, type ChatAssignment } from "./assignment.ts";
 import { Channels } from "../channels/channels.ts";
 import type { PeerKey } from "../contacts/contacts.ts";
@@ -26,7 +26,9 @@ import { chatContent, receiptContent, viewtypeOfMime } from "./content.ts";
 import { chatControl } from "../chats/control.ts";
 import { ChatControls } from "./controls.ts";
 import { Chats } from "../chats/chats.ts";
-import { writeBlob } from "../blobs.ts";
+import { adoptSpooled, writeBlob } from "../blobs.ts";
+import { mailHead, mailSize, type MailSource, mailWhole } from "../../mime/mail_source.ts";
+import { discardSpooled, readStreamedMail } from "./streamed_mail_reader.ts";
 import { Contacts } from "../contacts/contacts.ts";
 import type { CoreContext } from "../context.ts";
 import { storeIncoming } from "./incoming.ts";
@@ -47,6 +49,9 @@ import {
 import { MessageStates } from "../chats/message_states.ts";
 
 const log = logger("receive");
+
+/** Bytes of a mail read from a file kept for its receive-error record (the Message-ID). */
+const RECORDED_HEAD_BYTES = 256 * 1024;
 
 /**
  * SecureJoin steps are handed to the SecureJoin code (securejoin/, which implements this port;
@@ -95,10 +100,14 @@ export interface ProtectedFileReceiver {
  * message announcing it is held until the file is complete, parts and control mails are hidden.
  */
 export interface TransferReceiver {
-  /** Handles a transfer mail from a verified signer; undefined when `mail` is none. */
+  /**
+   * Handles a transfer mail from a verified signer; undefined when `mail` is none. `whole` reads
+   * the raw mail (an announcement is kept until its file is complete); a part's payload is the
+   * mail's content (in memory, or spooled by the streamed reader).
+   */
   receive(
     mail: ReadMail,
-    raw: Uint8Array,
+    whole: () => Promise<Uint8Array>,
   ): Promise<{ kind: "transfer"; what: string } | { kind: "rejected"; reason: string } | undefined>;
 }
 
@@ -173,6 +182,40 @@ export class Receiver {
   }
 
   /**
+   * Processes one mail (in memory or in a file) as a stream (streamed_mail_reader.ts): memory
+   * does not grow with it; its file is adopted as a blob only when the mail is stored; records
+   * keep its head.
+   */
+  async receiveMail(source: MailSource): Promise<ReceiveOutcome> {
+    const head = await mailHead(source, RECORDED_HEAD_BYTES);
+    const size = mailSize(source);
+    let mail: ReadMail | undefined;
+    try {
+      mail = await readStreamedMail(source, this.deps.reader, {
+        blobDir: this.deps.ctx.blobDir,
+        maxPlaintextBytes: Math.max(
+          size * 2,
+          this.deps.reader.maxPlaintextBytes ?? MAX_PLAINTEXT_BYTES,
+        ),
+      });
+      const outcome = await this.#process(head, mail, size, () => mailWhole(source));
+      this.#noteCapabilities(mail);
+      return outcome;
+    } catch (err) {
+      if (err instanceof UnreadableMailError) {
+        return this.#reject(head, err.message, err.messageId, size);
+      }
+      if (err instanceof GatewayError) {
+        return this.#reject(head, err.message, mail?.messageId ?? "", size);
+      }
+      throw err;
+    } finally {
+      // Adopted into a blob when stored; otherwise (and once adopted: a no-op) removed.
+      if (mail !== undefined) await discardSpooled(mail.content);
+    }
+  }
+
+  /**
    * Shows the chat message of a file that arrived as relay parts: `raw` is its announcing mail,
    * `file` the assembled, verified blob. Stored once (a second call finds it by Message-ID).
    */
@@ -200,7 +243,12 @@ export class Receiver {
     );
   }
 
-  async #process(raw: Uint8Array, mail: ReadMail): Promise<ReceiveOutcome> {
+  async #process(
+    raw: Uint8Array,
+    mail: ReadMail,
+    size?: number,
+    whole: () => Promise<Uint8Array> = () => Promise.resolve(raw),
+  ): Promise<ReceiveOutcome> {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }
@@ -215,6 +263,7 @@ export class Receiver {
         raw,
         "unencrypted mail (only SecureJoin requests may be)",
         mail.messageId,
+        size,
       );
     }
     if (mail.signer === undefined || mail.signerKey === undefined) {
@@ -223,7 +272,7 @@ export class Receiver {
       if (why?.reason === Unverified.MISSING_KEY || why?.reason === Unverified.INVALID) {
         throw new RetryableMailError(text, mail.messageId);
       }
-      return this.#reject(raw, text, mail.messageId);
+      return this.#reject(raw, text, mail.messageId, size);
     }
     if (mail.signer === this.deps.selfFingerprint) {
       return { kind: "ignored", reason: "our own mail" };
@@ -237,8 +286,10 @@ export class Receiver {
     }
     // vg-member-added ends a group join and is the group's member-added message for everyone.
     if (step !== undefined) await this.deps.secureJoin.onStep(mail, step);
-    const transfer = await this.deps.transfers?.receive(mail, raw);
-    if (transfer?.kind === "rejected") return this.#reject(raw, transfer.reason, mail.messageId);
+    const transfer = await this.deps.transfers?.receive(mail, whole);
+    if (transfer?.kind === "rejected") {
+      return this.#reject(raw, transfer.reason, mail.messageId, size);
+    }
     if (transfer !== undefined) return transfer;
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     if (pdus.length > 0 && chatContent(mail).file === undefined) {
@@ -369,13 +420,20 @@ export class Receiver {
     const content = assembled === undefined
       ? read
       : { ...read, viewtype: viewtypeOfMime(assembled.mime) };
-    const file = assembled ?? (content.file &&
-      await writeBlob(
-        this.deps.ctx.blobDir,
-        content.file.bytes,
-        content.file.name,
-        content.file.mime,
-      ));
+    const file = assembled ??
+      (content.file && (content.file.spooled === undefined
+        ? await writeBlob(
+          this.deps.ctx.blobDir,
+          content.file.bytes,
+          content.file.name,
+          content.file.mime,
+        )
+        : await adoptSpooled(
+          this.deps.ctx.blobDir,
+          content.file.spooled,
+          content.file.name,
+          content.file.mime,
+        )));
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     const prv = file && pdus.length > 0
       ? await this.deps.protectedFiles.prepare(pdus, senderOf(mail), file)

@@ -81,8 +81,8 @@ export class JoinWait {
 
   /**
    * Settles the waiting messages of chat `chatId`: admits, renders and queues them in order (one
-   * transaction each: Message-ID + outbox row, `MsgsChanged` and what the mail announces, then
-   * its `afterCommit`) once the join completed, fails them (24, `MsgFailed` with the reason) once
+   * transaction each: Message-ID + outbox rows (the mail and its separate mails), `MsgsChanged`
+   * and what the mail announces) once the join completed, fails them (24, `MsgFailed` with the reason) once
    * it timed out, else leaves them. A message the send steps refuse now (a license that lapsed
    * meanwhile) fails with their reason. Returns the ids queued.
    */
@@ -116,6 +116,9 @@ export class JoinWait {
           return false;
         }
         this.ctx.store.outbox.enqueue({ msgId: m.id, ...mail });
+        for (const separate of mail.separateMails ?? []) {
+          this.ctx.store.outbox.enqueue({ msgId: 0, ...separate });
+        }
         this.ctx.tx.mailQueued();
         mail.record?.(m.id);
         emit({ kind: "MsgsChanged", chatId, msgId: m.id });
@@ -124,7 +127,6 @@ export class JoinWait {
       });
       if (!done) continue;
       queued.push(m.id);
-      await mail.afterCommit?.();
     }
     return queued;
   }

@@ -5,3 +5,4 @@ export * from "./mail_composer.ts";
 export * from "./outgoing.ts";
 export * from "./receipt_batcher.ts";
 export * from "./rendered_mail.ts";
+export * from "./size_limit.ts";

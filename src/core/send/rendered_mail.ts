@@ -37,9 +37,14 @@ export interface OutgoingDraft {
   readonly extraHeaders?: readonly [string, string][];
 }
 
-/** What a renderer produced: the complete encrypted mail and its SMTP envelope. */
+/**
+ * What a renderer produced: the complete encrypted mail and its SMTP envelope. A mail with a
+ * large file is written to the spool instead (`spool`, `raw` then empty).
+ */
 export interface RenderedMail {
   readonly raw: Uint8Array;
+  /** The spool file (`MailSpool`) holding the mail when `raw` does not. */
+  readonly spool?: string;
   /** Message-ID without angle brackets; must be new. */
   readonly rfc724Mid: string;
   readonly envelopeFrom: string;
@@ -53,11 +58,17 @@ export interface RenderedMail {
    * relay parts records its transfer here, so a crash cannot leave one without the other).
    */
   readonly record?: (msgId: number) => void;
-  /** Work after that commit (mails of their own, such as separate protected-file PDUs). */
-  readonly afterCommit?: () => Promise<void>;
+  /**
+   * Mails of their own queued in the same commit (a protected file's PDUs to each of several
+   * recipients): a message is never stored without them, nor they without it.
+   */
+  readonly separateMails?: readonly RenderedMail[];
 }
 
-/** Renders and encrypts a draft for the chat's recipients (runs before the transaction). */
+/**
+ * Renders and encrypts a draft for the chat's recipients (runs before the transaction).
+ * A spooled mail the caller does not store is the caller's to remove from the spool.
+ */
 export type RenderFn = (
   message: OutgoingDraft,
   chat: ChatRecord,
@@ -76,4 +87,13 @@ export interface SendSteps {
     recipients: readonly ContactRecord[],
   ): Promise<void>;
   readonly render: RenderFn;
+  /**
+   * Optional cheap refusal (throws) before the file is copied into the blob directory: the draft's
+   * file is the caller's file as named (`blob` and `path` empty), the rest as `admit` gets it.
+   */
+  precheck?(
+    message: OutgoingDraft,
+    chat: ChatRecord,
+    recipients: readonly ContactRecord[],
+  ): void;
 }

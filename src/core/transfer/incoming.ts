@@ -8,9 +8,11 @@ import type { TransferRecord } from "../../store/mod.ts";
 import { blobName, blobPath } from "../blobs.ts";
 import { parseAnnounce, parsePart } from "./headers.ts";
 import { bit, countBits, partLength, type TransferKit } from "./kit.ts";
-import { configuredRequestAfterMs } from "./limit.ts";
+import { configuredRequestAfterMs } from "./options.ts";
 import type { ShowAssembled } from "./options.ts";
+import type { SpooledBody } from "../../mime/parser.ts";
 import {
+  copyInto,
   freeBytes,
   PARTIAL_PREFIX,
   partialName,
@@ -26,6 +28,11 @@ const log = logger("transfer");
 export type TransferOutcome =
   | { readonly kind: "transfer"; readonly what: string }
   | { readonly kind: "rejected"; readonly reason: string };
+
+/** A part's payload: in memory, or in the streamed reader's temp file (hashed on the way). */
+export type PartPayload =
+  | { readonly body: Uint8Array }
+  | { readonly spooled: SpooledBody };
 
 /** Most parts one request lists. */
 const MAX_REQUEST_PARTS = 4096;
@@ -110,8 +117,8 @@ export class IncomingTransfers {
     return undefined;
   }
 
-  /** A part mail signed by `signer` whose payload is `body`. */
-  async onPart(signer: string, header: string, body: Uint8Array): Promise<TransferOutcome> {
+  /** A part mail signed by `signer` with its payload (in memory, or in a temp file). */
+  async onPart(signer: string, header: string, payload: PartPayload): Promise<TransferOutcome> {
     const { ctx, o } = this.kit;
     const p = parsePart(header);
     if (p === undefined) return { kind: "rejected", reason: "unreadable Edge-Transfer-Part" };
@@ -121,23 +128,27 @@ export class IncomingTransfers {
       return { kind: "transfer", what: "part seen before" };
     }
     const want = partLength(t, p.index);
+    const bytes = "body" in payload ? payload.body.byteLength : payload.spooled.bytes;
     if (
       p.index >= t.parts || p.offset !== p.index * t.partSize || p.length !== want ||
-      body.byteLength !== want
+      bytes !== want
     ) {
       return { kind: "rejected", reason: `transfer ${t.id}: part ${p.index} out of place` };
     }
-    if (sha256Hex(body) !== p.sha256) {
+    const sha256 = "body" in payload ? sha256Hex(payload.body) : payload.spooled.sha256;
+    if (sha256 !== p.sha256) {
       return { kind: "rejected", reason: `transfer ${t.id}: part ${p.index} has a wrong hash` };
     }
     // The disk may have filled since the transfer was accepted: give up cleanly, sender told.
     const free = freeBytes(ctx.blobDir);
-    if (free !== undefined && free < body.byteLength + o.diskReserveBytes / 4) {
+    if (free !== undefined && free < bytes + o.diskReserveBytes / 4) {
       await this.fail(t, "no_space");
       return { kind: "transfer", what: "refused: no_space" };
     }
     await Deno.mkdir(ctx.blobDir, { recursive: true });
-    await writeAt(partialPath(ctx.blobDir, t.blob), p.offset, body);
+    const partial = partialPath(ctx.blobDir, t.blob);
+    if ("body" in payload) await writeAt(partial, p.offset, payload.body);
+    else await copyInto(payload.spooled.path, partial, p.offset);
     const have = t.have.slice();
     have[p.index >> 3] |= 1 << (p.index & 7);
     const done = countBits(have, t.parts);

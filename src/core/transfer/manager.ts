@@ -13,9 +13,9 @@ import { parseControl } from "./headers.ts";
 import { IncomingTransfers, type TransferOutcome } from "./incoming.ts";
 import { countBits, partPrefix, TransferKit } from "./kit.ts";
 import type { ShowAssembled, TransferDeps } from "./options.ts";
-import { OutgoingTransfers, type PartsSend } from "./outgoing.ts";
+import { OutgoingTransfers, type PartsPlan, type PartsSend } from "./outgoing.ts";
 
-export type { PartsSend } from "./outgoing.ts";
+export type { PartsPlan, PartsSend } from "./outgoing.ts";
 export type { TransferOutcome } from "./incoming.ts";
 
 /** How often the blob directory is searched for partial blobs no transfer owns. */
@@ -55,15 +55,26 @@ export class TransferManager {
     this.#in.setShow(show);
   }
 
+  /** The size bound of one part mail to `recipients` with a payload of n bytes. */
+  partSizer(recipients: readonly ContactRecord[]): (payloadBytes: number) => number {
+    return this.#out.partSizer(recipients);
+  }
+
+  /** Whether recipient `c`'s gateway announced it takes relay parts. */
+  capable(c: ContactRecord): boolean {
+    return this.#kit.ctx.store.contacts.hasLargeFiles(c.id);
+  }
+
   /**
-   * Plans a rendered draft: undefined when its file (if any) goes in the chat mail itself, else
-   * the announcing draft and the record to store with the message.
+   * The announcing draft of a file the size decision sends as parts, and the record to store
+   * with the message.
    */
   prepareOutgoing(
     draft: OutgoingDraft,
     recipients: readonly ContactRecord[],
-  ): Promise<PartsSend | undefined> {
-    return this.#out.prepare(draft, recipients);
+    plan: PartsPlan,
+  ): Promise<PartsSend> {
+    return this.#out.prepare(draft, recipients, plan);
   }
 
   /** Queues due parts of every active outgoing transfer (one pass at a time). */
@@ -107,15 +118,27 @@ export class TransferManager {
    * Handles a transfer mail from a verified signer: an announcing chat message (held until the
    * file is complete), a part, or a control mail; undefined when `mail` is none of them.
    */
-  async receive(mail: ReadMail, raw: Uint8Array): Promise<TransferOutcome | undefined> {
+  async receive(
+    mail: ReadMail,
+    whole: () => Promise<Uint8Array>,
+  ): Promise<TransferOutcome | undefined> {
     const signer = mail.signer!;
     const part = mail.headers.get(Header.EDGE_TRANSFER_PART);
-    if (part !== undefined) return await this.#in.onPart(signer, part, mail.content.body);
+    if (part !== undefined) {
+      // A part read by the streamed reader waits in a temp file: copied, never read whole.
+      const { spooled, body } = mail.content;
+      return await this.#in.onPart(signer, part, spooled === undefined ? { body } : { spooled });
+    }
     const control = mail.headers.get(Header.EDGE_TRANSFER_CONTROL);
     if (control !== undefined) return await this.#onControl(signer, control);
     const announce = mail.headers.get(Header.EDGE_TRANSFER);
     if (announce !== undefined) {
-      return await this.#in.onAnnounce(signer, announce, raw, this.#knownChat(mail, signer));
+      return await this.#in.onAnnounce(
+        signer,
+        announce,
+        await whole(),
+        this.#knownChat(mail, signer),
+      );
     }
     return undefined;
   }

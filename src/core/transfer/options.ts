@@ -1,12 +1,15 @@
 /**
  * What the transfer manager is built from (docs/transfer.md#timeouts): its timings and bounds,
- * the account's mail sealer, and the step that shows a completed file. Types and defaults only.
+ * the account's mail sealer, and the step that shows a completed file. Types and defaults, and
+ * the configured request time.
  */
+import type { PlaintextSource } from "../../crypto/pgp_stream.ts";
 import type { BlobFile } from "../blobs.ts";
 import type { CoreContext } from "../context.ts";
 import type { KeyedRecipient } from "../send/mail_composer.ts";
 import type { RenderedMail } from "../send/rendered_mail.ts";
 import type { DirectPath } from "./direct_path.ts";
+import { ConfigKey, type Store } from "../../store/mod.ts";
 
 /** Timings and bounds (docs/transfer.md#timeouts). */
 export interface TransferOptions {
@@ -41,6 +44,20 @@ export interface TransferSealer {
     to: readonly KeyedRecipient[],
     messageId: string,
   ): Promise<RenderedMail>;
+  /** Seals an inner MIME read as a stream: into the spool when large (a relay part). */
+  sealStream(
+    plaintext: PlaintextSource,
+    to: readonly KeyedRecipient[],
+    messageId: string,
+  ): Promise<RenderedMail>;
+  /** The size bound of a sealed mail of `fixedBytes` + n inner bytes (as `chatSizer` sizes). */
+  sealedSizer(fixedBytes: number, recipients: number): (bytes: number) => number;
+}
+
+/** The relay's quiet time before missing parts are asked for again, when configured (ms). */
+export function configuredRequestAfterMs(store: Store): number | undefined {
+  const n = Number(store.config.fresh(ConfigKey.TRANSFER_REQUEST_AFTER_MS) ?? NaN);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
 /** Shows a completed incoming file: the announcing mail with the assembled blob. */

@@ -12,10 +12,8 @@ import type { OutgoingDraft, RenderedMail } from "../send/rendered_mail.ts";
 import { NO_DIRECT_PATH } from "./direct_path.ts";
 import { formatAnnounce, formatPart, newTransferId, type TransferControl } from "./headers.ts";
 import { partLength, partPrefix, type TransferKit } from "./kit.ts";
-import { relayMessageLimit } from "./limit.ts";
-import { readAt, sha256File, sha256Hex } from "./partial_blob.ts";
-import { renderTransferMail } from "./part_mail.ts";
-import { planFileDelivery } from "./plan.ts";
+import { sha256File, sha256Slice, sliceChunks } from "./partial_blob.ts";
+import { renderTransferHead } from "./part_mail.ts";
 
 const log = logger("transfer");
 
@@ -26,6 +24,22 @@ export interface PartsSend {
   /** Records the transfer with message `msgId` (in the transaction that stores it). */
   readonly record: (msgId: number) => void;
 }
+
+/** How the send pipeline's size decision (`decideSize`) cut a file into parts. */
+export interface PartsPlan {
+  /** Payload bytes of every part but the last. */
+  readonly partSize: number;
+  readonly parts: number;
+}
+
+/** A part header as long as any real one gets (its numbers at their longest). */
+const LONGEST_PART_HEADER = formatPart({
+  id: "f".repeat(32),
+  index: Number.MAX_SAFE_INTEGER,
+  offset: Number.MAX_SAFE_INTEGER,
+  length: Number.MAX_SAFE_INTEGER,
+  sha256: "f".repeat(64),
+});
 
 /** How an outgoing transfer ends. */
 type OutEnd = "done" | "failed" | "cancelled";
@@ -44,20 +58,35 @@ export class OutgoingTransfers {
   }
 
   /**
-   * Plans a rendered draft: undefined when its file (if any) goes in the chat mail itself, else
-   * the announcing draft and the record to store with the message.
+   * The size bound of one part mail to `recipients` with a payload of n bytes, as
+   * `MailComposer.chatSizer` bounds a chat mail: what `decideSize` cuts parts by.
+   */
+  partSizer(recipients: readonly ContactRecord[]): (payloadBytes: number) => number {
+    const { deps } = this.kit;
+    const head = renderTransferHead({
+      from: deps.selfAddr,
+      to: recipients.map((r) => r.addr),
+      messageId: deps.sealer.newMessageId(),
+      date: new Date(this.kit.ctx.now()),
+      header: [Header.EDGE_TRANSFER_PART, LONGEST_PART_HEADER],
+    });
+    return deps.sealer.sealedSizer(head.byteLength, recipients.length);
+  }
+
+  /**
+   * The announcing draft of a file the size decision sends as parts (`plan`), and the record to
+   * store with the message. Channel posts never go so (`decideSize` is not asked for them).
    */
   async prepare(
     draft: OutgoingDraft,
     recipients: readonly ContactRecord[],
-  ): Promise<PartsSend | undefined> {
+    plan: PartsPlan,
+  ): Promise<PartsSend> {
     const { ctx } = this.kit;
     const file = draft.file;
-    // Channel posts stay one mail (symmetric encryption to subscribers, docs/transfer.md).
-    if (file === undefined || draft.channel !== undefined) return undefined;
-    const capable = recipients.map((r) => ctx.store.contacts.hasLargeFiles(r.id));
-    const plan = planFileDelivery(file.bytes, relayMessageLimit(ctx.store), capable);
-    if (plan.kind !== "parts") return undefined;
+    if (file === undefined || draft.channel !== undefined) {
+      throw new Error("only a chat message's file goes as relay parts");
+    }
     const id = newTransferId();
     const sha256 = await sha256File(file.path);
     const mime = file.mime || "application/octet-stream";
@@ -176,7 +205,10 @@ export class OutgoingTransfers {
         ctx.store.transfers.setQueued(t.id, next, resend, now);
         return true;
       });
-      if (!active) return;
+      if (!active) {
+        if (mail?.spool !== undefined) await ctx.spool.remove(mail.spool).catch(() => {});
+        return;
+      }
       t = ctx.store.transfers.get("out", t.id)!;
     }
   }
@@ -191,21 +223,39 @@ export class OutgoingTransfers {
     const recipients = to.map((a) => this.kit.keyed(a)).filter((r) => r !== undefined);
     if (recipients.length === 0) return undefined;
     const offset = index * t.partSize;
-    const body = await readAt(blobPath(ctx.blobDir, t.blob), offset, partLength(t, index));
+    const length = partLength(t, index);
+    const path = blobPath(ctx.blobDir, t.blob);
     // The mail's own Message-ID says nothing; the outbox row's names the transfer (the window).
     const messageId = deps.sealer.newMessageId();
-    const inner = renderTransferMail({
+    const head = renderTransferHead({
       from: deps.selfAddr,
       to: recipients.map((r) => r.addr),
       messageId,
       date: new Date(ctx.now()),
       header: [
         Header.EDGE_TRANSFER_PART,
-        formatPart({ id: t.id, index, offset, length: body.byteLength, sha256: sha256Hex(body) }),
+        formatPart({
+          id: t.id,
+          index,
+          offset,
+          length,
+          sha256: await sha256Slice(path, offset, length),
+        }),
       ],
-      body,
     });
-    const mail = await deps.sealer.seal(inner, recipients, messageId);
+    // The payload is read from the blob as a stream (hashed above, then signed and encrypted
+    // into the spool), never held whole; a small part is sealed in memory.
+    const mail = await deps.sealer.sealStream(
+      {
+        bytes: head.byteLength + length,
+        async *open() {
+          yield head;
+          yield* sliceChunks(path, offset, length);
+        },
+      },
+      recipients,
+      messageId,
+    );
     return { ...mail, rfc724Mid: `${partPrefix(t.id)}${index}-${messageId}` };
   }
 
@@ -221,9 +271,9 @@ export class OutgoingTransfers {
   /** Ends a transfer once: queued parts dropped, the event, a failed message marked failed. */
   finish(t: TransferRecord, state: OutEnd, reason: string): void {
     const { ctx } = this.kit;
-    ctx.tx.run((emit) => {
-      if (!ctx.store.transfers.finish("out", t.id, "", state, reason, ctx.now())) return;
-      ctx.store.outbox.removeByMidPrefix(partPrefix(t.id));
+    const spools = ctx.tx.run((emit) => {
+      if (!ctx.store.transfers.finish("out", t.id, "", state, reason, ctx.now())) return [];
+      const spools = ctx.store.outbox.removeByMidPrefix(partPrefix(t.id));
       if (state === "done") emit({ kind: "TransferDone", ...this.kit.fields(t, t.size) });
       else {
         emit({ kind: "TransferFailed", reason, ...this.kit.fields(t, 0) });
@@ -231,7 +281,10 @@ export class OutgoingTransfers {
           this.#states.markFailed(t.msgId, `file transfer ${state}: ${reason}`);
         }
       }
+      return spools;
     });
+    // Parts rendered into the spool go with their rows.
+    for (const name of spools) void ctx.spool.remove(name).catch(() => {});
     this.kit.throttle.forget(`out:${t.id}`);
     log.info("outgoing transfer ended", { transferId: t.id, state, reason });
   }

@@ -28,6 +28,19 @@ export const CAPABILITY_HEADER: readonly [string, string] = [
 
 /** Renders the inner MIME (CRLF headers, then the binary body). */
 export function renderTransferMail(m: TransferMailInput): Uint8Array {
+  const head = renderTransferHead(m);
+  const body = m.body ?? new Uint8Array();
+  const out = new Uint8Array(head.byteLength + body.byteLength);
+  out.set(head, 0);
+  out.set(body, head.byteLength);
+  return out;
+}
+
+/**
+ * The inner MIME's headers and the blank line: a part's payload follows as it is (so a part can
+ * be streamed from its file after them).
+ */
+export function renderTransferHead(m: Omit<TransferMailInput, "body">): Uint8Array {
   const headers: [string, string][] = [
     [Header.FROM, `<${m.from}>`],
     [Header.TO, m.to.map((a) => `<${a}>`).join(", ")],
@@ -41,14 +54,9 @@ export function renderTransferMail(m: TransferMailInput): Uint8Array {
     [CAPABILITY_HEADER[0], CAPABILITY_HEADER[1]],
     [m.header[0], m.header[1]],
   ];
-  const head = new TextEncoder().encode(
+  return new TextEncoder().encode(
     headers.map(([k, v]) => `${k}: ${v}`).join("\r\n") + "\r\n\r\n",
   );
-  const body = m.body ?? new Uint8Array();
-  const out = new Uint8Array(head.byteLength + body.byteLength);
-  out.set(head, 0);
-  out.set(body, head.byteLength);
-  return out;
 }
 
 /** Whether a mail's headers announce the large-file capability. */

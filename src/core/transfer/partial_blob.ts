@@ -45,6 +45,50 @@ export async function readAt(path: string, offset: number, length: number): Prom
   return got === length ? buf : buf.subarray(0, got);
 }
 
+/** Bytes of one read of a file slice. */
+const SLICE_CHUNK_BYTES = 256 * 1024;
+
+/** The `length` bytes at `offset` of the file at `path`, in chunks of at most 256 KiB. */
+export async function* sliceChunks(
+  path: string,
+  offset: number,
+  length: number,
+): AsyncGenerator<Uint8Array> {
+  using f = await Deno.open(path, { read: true });
+  await f.seek(offset, Deno.SeekMode.Start);
+  for (let left = length; left > 0;) {
+    const buf = new Uint8Array(Math.min(SLICE_CHUNK_BYTES, left));
+    const n = await f.read(buf);
+    if (n === null) throw new Error(`${path} ends ${left} bytes before the part does`);
+    left -= n;
+    yield buf.subarray(0, n);
+  }
+}
+
+/** SHA-256 (lower-case hex) of a slice of a file, read in chunks. */
+export async function sha256Slice(path: string, offset: number, length: number): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of sliceChunks(path, offset, length)) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+/**
+ * Copies the whole file at `from` (a received part's payload) to `offset` of the file at `to`
+ * (created if missing) in chunks, and syncs it.
+ */
+export async function copyInto(from: string, to: string, offset: number): Promise<void> {
+  using src = await Deno.open(from, { read: true });
+  using dst = await Deno.open(to, { write: true, create: true });
+  await dst.seek(offset, Deno.SeekMode.Start);
+  const buf = new Uint8Array(SLICE_CHUNK_BYTES);
+  for (;;) {
+    const n = await src.read(buf);
+    if (n === null) break;
+    for (let off = 0; off < n;) off += await dst.write(buf.subarray(off, n));
+  }
+  await dst.syncData();
+}
+
 /** SHA-256 (lower-case hex) of bytes. */
 export function sha256Hex(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");

@@ -5,7 +5,7 @@
 import { CORE_COMPAT_VERSION, DataDirLayout, GATEWAY_VERSION } from "../../constants.ts";
 import { GatewayError } from "../../errors.ts";
 import type { Services } from "../../services.ts";
-import { ConfigKey } from "../../store/mod.ts";
+import { ConfigKey, relayMessageLimit } from "../../store/mod.ts";
 import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
 
 /** Config keys `get_config` answers, and where each value comes from. */
@@ -77,7 +77,14 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
     owed_receipts: String(s.store.owedReceipts.count()),
     receive_errors: String(s.store.receiveErrors.count()),
     quarantined: String(s.store.quarantine.count()),
+    ...maxMessageBytes(s),
   };
+}
+
+/** `max_message_bytes`: the relay's limit from SMTP SIZE; absent while unknown. */
+function maxMessageBytes(s: Services): { max_message_bytes?: string } {
+  const limit = relayMessageLimit(s.store);
+  return limit === undefined ? {} : { max_message_bytes: String(limit) };
 }
 
 /**
@@ -86,7 +93,9 @@ async function collectInfo(s: Services): Promise<Record<string, string>> {
  * `blobdir`, `configured_addr`,
  * `n_msgs_in_db`, plus gateway extras (`outbox_len` mails waiting for the relay, `receive_errors`
  * mails that could not be used, `quarantined` mails kept whole after failing, versions, uptime
- * in s, connectivity, license status, relay host, own key fingerprint). Reads local state only; no events.
+ * in s, connectivity, license status, relay host, own key fingerprint, `max_message_bytes` the
+ * largest mail the relay accepts as its SMTP SIZE said, absent while unknown). Reads local state
+ * only; no events.
  */
 export const getInfo = method({
   name: "get_info",

@@ -8,7 +8,8 @@ import { ACCOUNT_PARAM, method, type MethodEntry } from "../method.ts";
  * `license_status [account_id]` → `{status, reason, device_id, ...}`.
  * `status` is `no_license`, `active`, `grace_period`, `expired`, `clock_tampered` or `invalid`;
  * a verified license adds `license_id`, `license_type`, `customer`, `issued_at`, `expires_at`
- * (ISO 8601), `max_devices` and `grace_days`. Judged now; no side effects.
+ * (ISO 8601), `max_devices` and `grace_days`; `reason_code` names a reason a program acts on
+ * (`installation_moved`, `legacy_binding`: docs/identity.md). Judged now; no side effects.
  */
 export const licenseStatus = method({
   name: "license_status",

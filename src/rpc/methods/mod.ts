@@ -4,6 +4,7 @@
  */
 import { createMethodTable, type MethodEntry, type MethodTable } from "../method.ts";
 import { ACCOUNT_METHODS } from "./account.ts";
+import { BACKUP_METHODS } from "./backup.ts";
 import { CHAT_METHODS } from "./chats.ts";
 import { CONTACT_METHODS } from "./contacts.ts";
 import { GROUP_METHODS } from "./groups.ts";
@@ -30,6 +31,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   SECUREJOIN_METHODS,
   LICENSE_METHODS,
   SECURE_FILE_METHODS,
+  BACKUP_METHODS,
 ];
 
 /** Builds the daemon's method table from every method file (throws on a duplicate name). */

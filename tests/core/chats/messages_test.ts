@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { Chats } from "../../../src/core/chats/chats.ts";
 import { Contacts } from "../../../src/core/contacts/contacts.ts";
-import { Messages, type RenderFn } from "../../../src/core/chats/messages.ts";
+import { MessageStates } from "../../../src/core/chats/message_states.ts";
+import { Messages, type RenderFn, type SendSteps } from "../../../src/core/chats/messages.ts";
 import { Store } from "../../../src/store/mod.ts";
 import { withTempDir } from "../../_helpers/temp.ts";
 import { addPeer, attach, type Bench, bench, fakeSend, NOW_S } from "../_messaging.ts";
@@ -176,4 +177,76 @@ Deno.test("idsOfChat() lists visible messages oldest first, with day markers on 
   assert.throws(() => messages.idsOfChat(5), { message: "chat 5 not found" });
   assert.deepEqual(messages.freshIds(), [c, bb, a]);
   b.store.close();
+});
+
+Deno.test("a spooled mail: removed when its message is not stored, sent, given up or deleted", async () => {
+  await withTempDir(async (dir) => {
+    const b = bench(`${dir}/blobs`);
+    const { chatId } = withChat(b);
+    const spoolFiles = () => [...Deno.readDirSync(`${dir}/spool`)].map((e) => e.name).sort();
+    // `broken`: a mail createOutgoing cannot store (no recipients), after it was spooled.
+    const spooling = (broken: boolean): SendSteps => ({
+      admit: () => Promise.resolve(),
+      render: async () => {
+        const { name } = await b.ctx.spool.write((async function* () {
+          yield new TextEncoder().encode("Subject: big\r\n\r\nbody\r\n");
+        })());
+        return {
+          raw: new Uint8Array(0),
+          spool: name,
+          rfc724Mid: `m${name}@relay.test`,
+          envelopeFrom: "me@relay.test",
+          recipients: broken ? [] : ["bob@relay.test"],
+        };
+      },
+    });
+    await assert.rejects(
+      new Messages(b.ctx).createOutgoing({ chatId, text: "x" }, spooling(true)),
+      /without Message-ID or recipients/,
+    );
+    assert.deepEqual(spoolFiles(), [], "rendered but never stored: removed");
+
+    const states = new MessageStates(b.ctx);
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(await new Messages(b.ctx).createOutgoing({ chatId, text: `${i}` }, spooling(false)));
+    }
+    const rows = b.store.outbox.due(Date.now());
+    assert.deepEqual(rows.map((r) => r.raw.length), [0, 0, 0], "the rows hold no bytes");
+    assert.equal(spoolFiles().length, 3);
+    states.outboxSent(rows[0].id);
+    states.outboxGaveUp(rows[1].id, "552 5.3.4 message file too big");
+    await new Messages(b.ctx).delete([ids[2]]);
+    await new Promise((r) => setTimeout(r, 20)); // removals after sent/gave up run after the commit
+    assert.deepEqual(spoolFiles(), []);
+    assert.equal(b.store.outbox.count(), 0);
+    assert.equal(b.store.msgs.get(ids[1])?.state, 24, "given up: the message keeps its error");
+    b.store.close();
+  });
+});
+
+Deno.test("createOutgoing() asks precheck with the file's size before copying it", async () => {
+  await withTempDir(async (dir) => {
+    const b = bench(`${dir}/blobs`);
+    const { chatId } = withChat(b);
+    const src = `${dir}/huge.bin`;
+    await Deno.writeFile(src, new Uint8Array(5000));
+    await using file = await attach(src);
+    const seen: { name: string; bytes: number; blob: string }[] = [];
+    const steps: SendSteps = {
+      ...fakeSend(),
+      precheck: (d) => {
+        seen.push({ name: d.file!.name, bytes: d.file!.bytes, blob: d.file!.blob });
+        throw new Error("too large for one mail");
+      },
+    };
+    await assert.rejects(
+      new Messages(b.ctx).createOutgoing({ chatId, file: { source: file } }, steps),
+      /too large for one mail/,
+    );
+    assert.deepEqual(seen, [{ name: "huge.bin", bytes: 5000, blob: "" }]);
+    assert.equal(b.store.countMessages(), 0);
+    assert.throws(() => Deno.statSync(`${dir}/blobs`), Deno.errors.NotFound, "nothing copied");
+    b.store.close();
+  });
 });

@@ -6,13 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { Chats } from "../../../src/core/chats/chats.ts";
-import { InboxReception } from "../../../src/core/receive/inbox_reception.ts";
+import { InboxReception, receivedMailCap } from "../../../src/core/receive/inbox_reception.ts";
+import { ConfigKey } from "../../../src/store/mod.ts";
 import { MessageStates } from "../../../src/core/chats/message_states.ts";
 import { Messages } from "../../../src/core/chats/messages.ts";
 import type { ReceiveOutcome, Receiver } from "../../../src/core/receive/pipeline.ts";
 import { GatewayError } from "../../../src/errors.ts";
 import { BURST_GC, BurstGc } from "../../../src/memory/burst_gc.ts";
 import { setLogSink } from "../../../src/log.ts";
+import { mailBytes } from "../../../src/mime/mail_source.ts";
 import { introduce, type TestAccount, testAccount } from "../_accounts.ts";
 import { NOW_MS, NOW_S } from "../_messaging.ts";
 
@@ -50,7 +52,9 @@ Deno.test("InboxReception.deliver() stores the mail, clears its attempts, logs o
 
   const reception = new InboxReception(b.ctx, b.receiver);
   assert.equal(reception.begin(MAIL), 0);
-  const lines = await logLines(() => reception.deliver(raw, { ...MAIL, size: raw.length }));
+  const lines = await logLines(() =>
+    reception.deliver(mailBytes(raw), { ...MAIL, size: raw.length })
+  );
   assert.equal(b.store.receiveAttempts.attempts("77:4"), 0, "attempts cleared after commit");
   assert.equal(b.store.countMessages(), 1, "stored");
   const info = lines.filter((l) => / INFO {2}\[receive\] mail processed /.test(l));
@@ -87,13 +91,17 @@ Deno.test("InboxReception tells noteGarbage the size of every mail it read, also
   const junk = new TextEncoder().encode(
     "From: <x@y>\r\nMessage-ID: <junk-1@y>\r\n\r\n" + "A".repeat(3 * 1024 * 1024),
   );
-  await reception.deliver(junk, { ...MAIL, size: junk.length }); // recorded as a receive error
+  await reception.deliver(mailBytes(junk), { ...MAIL, size: junk.length }); // recorded as a receive error
   assert.deepEqual(noted, [junk.length]);
   assert.equal(b.store.receiveErrors.list().length, 1);
 
-  const failing = { receive: () => Promise.reject(new Error("disk full")) } as unknown as Receiver;
+  const fail = () => Promise.reject(new Error("disk full"));
+  const failing = { receive: fail, receiveMail: fail } as unknown as Receiver;
   const broken = new InboxReception(b.ctx, failing, { noteGarbage: (n) => noted.push(n) });
-  await assert.rejects(broken.deliver(junk, { ...MAIL, size: junk.length }), /disk full/);
+  await assert.rejects(
+    broken.deliver(mailBytes(junk), { ...MAIL, size: junk.length }),
+    /disk full/,
+  );
   assert.deepEqual(noted, [junk.length, junk.length], "a failed mail left its copies too");
 
   const head = new TextEncoder().encode("From: <x@y>\r\nMessage-ID: <huge-2@y>\r\n\r\nAAAA");
@@ -119,12 +127,12 @@ Deno.test("a burst of large mails ends with one collection once reception has be
     new TextEncoder().encode(
       `From: <x@y>\r\nMessage-ID: <big-${i}@y>\r\n\r\n` + "B".repeat(2 * 1024 * 1024),
     );
-  await reception.deliver(mail(1), { ...MAIL, uid: 1 });
+  await reception.deliver(mailBytes(mail(1)), { ...MAIL, uid: 1 });
   assert.equal(timers.length, 0, "2 MiB is under the threshold");
-  await reception.deliver(mail(2), { ...MAIL, uid: 2 });
+  await reception.deliver(mailBytes(mail(2)), { ...MAIL, uid: 2 });
   assert.equal(timers.length, 1, "4 MiB of mail schedules one collection");
   assert.equal(timers[0].ms, BURST_GC.quietMs);
-  await reception.deliver(mail(3), { ...MAIL, uid: 3 });
+  await reception.deliver(mailBytes(mail(3)), { ...MAIL, uid: 3 });
   timers.shift()!.run(); // a mail came during the quiet period: the burst goes on
   assert.equal(collections, 0);
   assert.equal(timers.length, 1);
@@ -280,7 +288,7 @@ Deno.test("InboxReception.retryQuarantined() waits for the drain's mail in progr
   const [kept] = b.store.quarantine.list();
 
   const drained = plainMail("new-1@relay.test", "drained");
-  const delivering = reception.deliver(drained, { ...MAIL, size: drained.length });
+  const delivering = reception.deliver(mailBytes(drained), { ...MAIL, size: drained.length });
   const retrying = reception.retryQuarantined(kept.id);
   await new Promise((r) => setTimeout(r, 0)); // let every step that could run, run
   assert.deepEqual(order, ["start drained"], "the retry has not begun");
@@ -318,4 +326,18 @@ Deno.test("InboxReception.retryQuarantined() says so when the mail was dropped w
     (err) => err instanceof GatewayError && /dropped/.test(err.message),
   );
   assert.equal(b.store.quarantine.count(), 0);
+});
+
+Deno.test("the fetch cap is twice the relay's stored limit, at least 64 MiB", async () => {
+  const MiB = 1024 * 1024;
+  assert.equal(receivedMailCap(undefined), 64 * MiB);
+  assert.equal(receivedMailCap(NaN), 64 * MiB);
+  assert.equal(receivedMailCap(30 * MiB), 64 * MiB);
+  assert.equal(receivedMailCap(50 * MiB), 100 * MiB);
+  const b = await testAccount("bob@relay.test", "Bob", "/tmp/blobs-of-bob");
+  const reception = new InboxReception(b.ctx, b.receiver);
+  assert.equal(reception.spool.dir, "/tmp/blobs-of-bob");
+  assert.equal(reception.spool.maxMailBytes(), 64 * MiB);
+  b.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(100 * MiB));
+  assert.equal(reception.spool.maxMailBytes(), 200 * MiB);
 });

@@ -22,6 +22,11 @@ function setup(take: boolean, blobDir: string) {
         sealed.push(messageId);
         return Promise.reject(new Error("no relay parts in this test"));
       },
+      sealStream: (_plaintext, _to, messageId) => {
+        sealed.push(messageId);
+        return Promise.reject(new Error("no relay parts in this test"));
+      },
+      sealedSizer: (fixed) => (n) => fixed + n,
     },
     direct: {
       offer: (o) => {

@@ -4,6 +4,7 @@
  * quiet time (not before), one message only, confirmation, cancel, and the capability rule.
  */
 import assert from "node:assert/strict";
+import { GatewayError } from "../../../src/errors.ts";
 import { createHash } from "node:crypto";
 import { ConfigKey } from "../../../src/store/mod.ts";
 import { Header } from "../../../src/protocol.ts";
@@ -168,15 +169,18 @@ Deno.test("cancel_transfer drops queued parts, fails the message and ends the re
   assert.equal(partial(), 0, "the partial blob is removed");
 });
 
-Deno.test("a peer without the capability gets the file in the chat mail itself", async () => {
+Deno.test("a file over the limit to a peer without the capability is -1, nothing stored", async () => {
   await using tmp = await makeTempDir("transfer");
   const s = await setup(tmp.path, false);
-  const msgId = await send(s);
-  assert.equal(s.a.store.transfers.byMessage(msgId), undefined);
-  const [mail] = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER);
-  assert.ok(mail.raw.length > 180_000, "the whole file in one mail");
-  await exchange(s);
-  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+  await assert.rejects(
+    () => send(s),
+    (e: Error) =>
+      e instanceof GatewayError && e.message.includes("(100000 bytes)") &&
+      e.message.includes("limit of 65536 bytes") && e.message.includes("b@x.test"),
+  );
+  assert.equal(s.a.store.outbox.count(), 0);
+  assert.deepEqual(s.a.store.transfers.active("out"), []);
+  assert.equal(s.a.store.msgs.lastOfChat(s.chatId), undefined);
 });
 
 Deno.test("every signed mail announces the capability and the receiver records it", async () => {
