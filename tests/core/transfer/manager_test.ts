@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { GatewayError } from "../../../src/errors.ts";
 import { createHash } from "node:crypto";
 import { ConfigKey } from "../../../src/store/mod.ts";
+import { RELAY_HEADER_ROOM_BYTES } from "../../../src/core/send/mod.ts";
 import { Header } from "../../../src/protocol.ts";
 import { DEFAULT_TRANSFER_OPTIONS, type TransferOptions } from "../../../src/core/transfer/mod.ts";
 import { ACTIVE_LICENSE, deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
@@ -276,4 +277,47 @@ Deno.test("in a group, a member that refuses loses the file alone; the others ge
     ),
   );
   assert.notEqual(s.a.store.msgs.get(msgId)!.state, 24, "the message did not fail");
+});
+
+Deno.test("parts of 64 KiB or more are spooled within the limit; a cancel removes their files", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  const limit = 256 * 1024;
+  s.a.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(limit));
+  const bytes = new Uint8Array(600_000);
+  for (let i = 0; i < bytes.length; i += 60_000) {
+    crypto.getRandomValues(bytes.subarray(i, i + 60_000));
+  }
+  await Deno.writeFile(s.path, bytes);
+  const msgId = await send(s);
+  await s.a.transfers.pump();
+  const parts = s.a.store.outbox.due(Number.MAX_SAFE_INTEGER).filter((r) => r.msgId === 0);
+  assert.equal(parts.length, 2, "the window's two parts");
+  for (const row of parts) {
+    assert.notEqual(row.spool, "", "rendered into the spool");
+    const size = (await Deno.stat(s.a.ctx.spool.path(row.spool))).size;
+    assert.ok(size <= limit - RELAY_HEADER_ROOM_BYTES, `${row.rfc724Mid}: ${size} bytes`);
+  }
+  assert.equal(await s.a.transfers.cancel(msgId), true);
+  assert.equal(s.a.store.outbox.spools().length, 0);
+  for (const row of parts) {
+    await assert.rejects(() => Deno.stat(s.a.ctx.spool.path(row.spool)), Deno.errors.NotFound);
+  }
+});
+
+Deno.test("spooled parts arrive whole: the receiver shows the file once", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  s.a.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(256 * 1024));
+  const bytes = new Uint8Array(300_000);
+  for (let i = 0; i < bytes.length; i += 60_000) {
+    crypto.getRandomValues(bytes.subarray(i, i + 60_000));
+  }
+  await Deno.writeFile(s.path, bytes);
+  await send(s);
+  await exchange(s);
+  const [inc] = kinds(s.b, "IncomingMsg") as { msgId: number }[];
+  const m = s.b.store.msgs.get(inc.msgId)!;
+  assert.deepEqual(await Deno.readFile(`${tmp.path}/b/${m.file}`), bytes);
+  assert.equal(kinds(s.b, "IncomingMsg").length, 1);
 });
