@@ -98,6 +98,7 @@ function ofType(peer: GatewayPeer, type: string, from = 0): ReceivedEvent[] {
 
 twoGatewaysTest({
   name: "a multi-part plain file reaches the peer gateway once, identical, with progress",
+  relay: { messageSizeLimit: LIMIT },
   async fn({ a, b }) {
     const pair = await joinBySecureJoin(a, b);
     await setConfig(a, { max_message_bytes: String(LIMIT) });
@@ -137,6 +138,45 @@ twoGatewaysTest({
   },
 });
 
+/** A relay limit whose parts exceed 1 MiB, so each part mail reaches reception as a file. */
+const LARGE_PART_LIMIT = 3 * 1024 * 1024;
+
+twoGatewaysTest({
+  name: "parts above 1 MiB (3 MiB limit, 8 MiB file) go through the spool and streamed reader",
+  relay: { messageSizeLimit: LARGE_PART_LIMIT },
+  async fn({ a, b }) {
+    const pair = await joinBySecureJoin(a, b);
+    const size = 8 * 1024 * 1024;
+    const { path, bytes } = await fileIn(a, "large-parts.bin", size);
+    const fromB = b.events.length;
+    const sent = await a.call<number>("send_msg", 1, pair.inviterChat, { file: path });
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
+    const id = inc.event.msg_id as number;
+    const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
+    assert.equal(m.fileBytes, size);
+    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(bytes));
+    const t = await a.call<Record<string, number>>("get_transfer", 1, sent);
+    // Parts as large as the limit allows: more than 1 MiB each, so 3 to 7 of them.
+    assert.ok(t.parts >= 3 && t.parts <= 7, `parts: ${t.parts}`);
+    // Nothing of the parts is left in A's spool once they went out.
+    const spool = `${await dataDirOf(a)}/${DataDirLayout.SPOOL_DIR}`;
+    const left = await a.poll(
+      async () => {
+        const names: string[] = [];
+        try {
+          for await (const e of Deno.readDir(spool)) names.push(e.name);
+        } catch (err) {
+          if (!(err instanceof Deno.errors.NotFound)) throw err;
+        }
+        return names;
+      },
+      (names) => names.length === 0,
+      60_000,
+    );
+    assert.deepEqual(left, []);
+  },
+});
+
 /** Every message of `chatId` on `peer` with a file. */
 async function fileMessages(peer: GatewayPeer, chatId: number): Promise<Msg[]> {
   const ids = await peer.call<number[]>("get_message_ids", 1, chatId, false, false);
@@ -171,12 +211,14 @@ async function killMidTransfer(gws: TwoGateways, victim: "a" | "b"): Promise<voi
 
 twoGatewaysTest({
   name: "SIGKILL of the receiving gateway mid-transfer: completes after restart, once",
+  relay: { messageSizeLimit: LIMIT },
   gateways: ["A", { name: "B", keepData: true }],
   fn: (gws) => killMidTransfer(gws, "b"),
 });
 
 twoGatewaysTest({
   name: "SIGKILL of the sending gateway mid-transfer: completes after restart, once",
+  relay: { messageSizeLimit: LIMIT },
   gateways: [{ name: "A", keepData: true }, "B"],
   fn: (gws) => killMidTransfer(gws, "a"),
 });
@@ -191,6 +233,7 @@ Deno.test({
     await using gws = await TwoGateways.start(
       { name: "A", env: license.env },
       { name: "B", env: license.env },
+      { messageSizeLimit: LIMIT },
     );
     const { a, b } = gws;
     const pair = await joinBySecureJoin(a, b);
@@ -236,6 +279,7 @@ Deno.test({
 
 twoGatewaysTest({
   name: "a part deleted from the receiver's INBOX before it is fetched is asked for again",
+  relay: { messageSizeLimit: LIMIT },
   gateways: ["A", { name: "B", keepData: true }],
   async fn(gws) {
     const pair = await joinBySecureJoin(gws.a, gws.b);
@@ -293,6 +337,7 @@ twoGatewaysTest({
 
 twoGatewaysTest({
   name: "a group of three gateways: both members get the multi-part file once",
+  relay: { messageSizeLimit: LIMIT },
   async fn(gws) {
     const { a, b } = gws;
     await using c = await GatewayPeer.start("C", gws.relay);
@@ -421,6 +466,7 @@ function partOf(t: TransferAnnounce, bytes: Uint8Array, i: number): [TransferPar
 
 twoGatewaysTest({
   name: "hostile: a 1 TB claim is refused; a wrong part hash is refused; a wrong file hash fails",
+  relay: { messageSizeLimit: LIMIT },
   async fn(gws) {
     const { a, b } = gws;
     const pair = await joinBySecureJoin(a, b);
@@ -482,6 +528,7 @@ twoGatewaysTest({
 
 twoGatewaysTest({
   name: "a relay outage mid-transfer: the file completes after the relay returns, once",
+  relay: { messageSizeLimit: LIMIT },
   async fn({ relay, a, b }) {
     const pair = await joinBySecureJoin(a, b);
     await setConfig(a, { max_message_bytes: String(LIMIT) });
