@@ -10,7 +10,14 @@ import { ConfigKey } from "../../../src/store/mod.ts";
 import { RELAY_HEADER_ROOM_BYTES } from "../../../src/core/send/mod.ts";
 import { Header } from "../../../src/protocol.ts";
 import { DEFAULT_TRANSFER_OPTIONS, type TransferOptions } from "../../../src/core/transfer/mod.ts";
-import { ACTIVE_LICENSE, deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
+import {
+  ACTIVE_LICENSE,
+  deliver,
+  introduce,
+  mailBytes,
+  type TestAccount,
+  testAccount,
+} from "../_accounts.ts";
 import { attach } from "../_messaging.ts";
 import { makeTempDir } from "../../_helpers/temp.ts";
 
@@ -328,4 +335,33 @@ Deno.test("spooled parts arrive whole: the receiver shows the file once", async 
   const m = s.b.store.msgs.get(inc.msgId)!;
   assert.deepEqual(await Deno.readFile(`${tmp.path}/b/${m.file}`), bytes);
   assert.equal(kinds(s.b, "IncomingMsg").length, 1);
+});
+
+Deno.test("parts read by the streamed reader (from a file) are taken from its temp file", async () => {
+  await using tmp = await makeTempDir("transfer");
+  const s = await setup(tmp.path);
+  s.a.store.config.set(ConfigKey.MAX_MESSAGE_BYTES, String(256 * 1024));
+  const bytes = new Uint8Array(300_000);
+  for (let i = 0; i < bytes.length; i += 60_000) {
+    crypto.getRandomValues(bytes.subarray(i, i + 60_000));
+  }
+  await Deno.writeFile(s.path, bytes);
+  await send(s);
+  for (let round = 0; round < 10 && kinds(s.b, "IncomingMsg").length === 0; round++) {
+    await s.a.transfers.pump();
+    for (const row of s.a.store.outbox.due(Number.MAX_SAFE_INTEGER)) {
+      // As the IMAP drain hands a large mail over: a file the reader streams.
+      const path = `${tmp.path}/mail-${row.id}.eml`;
+      await Deno.writeFile(path, await mailBytes(s.a, row));
+      const size = (await Deno.stat(path)).size;
+      const out = await s.b.receiver.receiveMail({ kind: "file", path, size });
+      assert.ok(out.kind === "transfer", `${row.rfc724Mid}: ${JSON.stringify(out)}`);
+      s.a.store.outbox.remove(row.id);
+    }
+  }
+  const [inc] = kinds(s.b, "IncomingMsg") as { msgId: number }[];
+  const m = s.b.store.msgs.get(inc.msgId)!;
+  assert.deepEqual(await Deno.readFile(`${tmp.path}/b/${m.file}`), bytes);
+  const temps = [...Deno.readDirSync(`${tmp.path}/b`)].filter((e) => e.name.startsWith("."));
+  assert.deepEqual(temps.map((e) => e.name), [], "no temp or partial file is left");
 });
