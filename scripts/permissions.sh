@@ -29,14 +29,16 @@ daemon_permission_flags() {
   # --allow-net: relay, IMAP/SMTP and license hosts are only known at run time (autodiscovery);
   #   the listener too, and the direct path's UDP port and its peers (docs/p2p.md). /etc/machine-id: the viewer's device fingerprint. sys: the MAC address
   #   (networkInterfaces), os.hostname() called by imapflow's logger at import, and the daemon's
-  #   own UID (uid) to say exactly what to chown when the data directory belongs to another user.
+  #   own UID (uid) to say exactly what to chown when the data directory belongs to another user,
+  #   and the free space of the data directory's file system (statfs) before a large file is
+  #   accepted (docs/transfer.md).
   printf '%s\n' \
     --no-prompt \
     --allow-net \
     "--allow-read=${data_dir},${files_dir},/etc/machine-id${key_files:+,${key_files}}" \
     "--allow-write=${data_dir},${files_dir}" \
     "--allow-env=${DAEMON_ENV_ALLOW}" \
-    --allow-sys=networkInterfaces,hostname,uid \
+    --allow-sys=networkInterfaces,hostname,uid,statfs \
     "$DAEMON_UNSTABLE_FLAGS" \
     "$DAEMON_V8_FLAGS"
 }

@@ -22,6 +22,8 @@ const log = logger("mail");
 
 /** How often messages waiting for a join are checked for a join that timed out. */
 const JOIN_SWEEP_MS = 30_000;
+/** How often relay-part transfers are looked at (parts to queue, parts to ask for again). */
+const TRANSFER_SWEEP_MS = 1_000;
 
 /** Inputs of {@link createMailRuntime}. */
 export interface MailRuntimeOptions {
@@ -107,6 +109,18 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     },
   });
   let sweep: ReturnType<typeof setInterval> | undefined;
+  let transferTimer: ReturnType<typeof setTimeout> | undefined;
+  let transferSweep = Promise.resolve();
+  /** One transfer sweep at a time, then the next after a pause; `stop()` waits for the last. */
+  const sweepTransfers = (signal: AbortSignal) => {
+    transferSweep = core.transfers.sweep().catch((err) =>
+      log.warn("transfer sweep failed", { error: err instanceof Error ? err.message : String(err) })
+    ).then(() => {
+      if (!signal.aborted) {
+        transferTimer = setTimeout(() => sweepTransfers(signal), TRANSFER_SWEEP_MS);
+      }
+    });
+  };
   let settling = Promise.resolve();
   /** One settle at a time; `stop()` waits for the last before the store closes. */
   const settle = (all: boolean) => {
@@ -123,11 +137,17 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
       smtp.start(signal);
       settle(true);
       sweep = setInterval(() => settle(false), JOIN_SWEEP_MS);
-      signal.addEventListener("abort", () => clearInterval(sweep), { once: true });
+      sweepTransfers(signal);
+      signal.addEventListener("abort", () => {
+        clearInterval(sweep);
+        clearTimeout(transferTimer);
+      }, { once: true });
     },
     stop: async () => {
       clearInterval(sweep);
+      clearTimeout(transferTimer);
       await settling;
+      await transferSweep;
       try {
         await core.receipts.close(); // a full disk may refuse the queueing
       } finally {

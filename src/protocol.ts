@@ -69,7 +69,35 @@ export const Header = {
    * with a `.prv` on its chat message, or alone on a hidden PDU mail. Ignored by Delta Chat.
    */
   EDGE_PRV_PDU: "Edge-Prv-Pdu",
+  /**
+   * What a gateway can do, announced inside the encrypted part of every chat mail it sends
+   * (tokens from `Capability`); stored per contact. Ignored by Delta Chat.
+   */
+  EDGE_CAPABILITIES: "Edge-Capabilities",
+  /** On the chat message of a file sent in parts: the transfer (docs/transfer.md). */
+  EDGE_TRANSFER: "Edge-Transfer",
+  /** On a hidden part mail: which transfer and which part (docs/transfer.md). */
+  EDGE_TRANSFER_PART: "Edge-Transfer-Part",
+  /** On a hidden control mail: parts asked for again, done, refused (docs/transfer.md). */
+  EDGE_TRANSFER_CONTROL: "Edge-Transfer-Control",
 } as const;
+
+/** Tokens of `Header.EDGE_CAPABILITIES`. */
+export const Capability = {
+  /** Receives files above the relay's one-mail limit as relay parts (docs/transfer.md). */
+  LARGE_FILES: "large-files-1",
+} as const;
+
+/** What a `Header.EDGE_TRANSFER_CONTROL` mail says (docs/transfer.md). */
+export const TransferAction = {
+  /** The receiver asks again for the parts it lists. */
+  REQUEST: "request",
+  /** The receiver verified the whole file and showed the message. */
+  DONE: "done",
+  /** The receiver will not take the file (too large, no disk space, hash mismatch). */
+  REFUSED: "refused",
+} as const;
+export type TransferAction = typeof TransferAction[keyof typeof TransferAction];
 export type Header = typeof Header[keyof typeof Header];
 
 /** `Chat-Version` value of every chat mail. */

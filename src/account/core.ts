@@ -29,6 +29,7 @@ import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
 import { checkMailSize, PRV_PDU_ROOM_BYTES } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
+import { type DirectPath, TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
@@ -78,6 +79,10 @@ export interface AccountCoreOptions {
    * and receipt batcher. Tests whose peers have no real keys pass a fake renderer.
    */
   readonly renderer?: OutgoingRenderer;
+  /** Timings and bounds of relay-part transfers (docs/transfer.md); tests shorten them. */
+  readonly transferOptions?: Partial<TransferOptions> | undefined;
+  /** The direct path between gateways, offered each new outgoing transfer first (none: relay). */
+  readonly direct?: DirectPath | undefined;
 }
 
 /** One account's domain, built once; see the module doc. */
@@ -102,6 +107,8 @@ export interface AccountCore {
   readonly receipts: ReceiptBatcher;
   /** The reception pipeline (the IMAP drain's sink wraps it). */
   readonly receiver: Receiver;
+  /** Files above the relay's one-mail limit, sent and received as relay parts. */
+  readonly transfers: TransferManager;
   /** Sends a message of ours through `send` (`send_msg`); resolves with its id. */
   sendMessage(m: OutgoingMessage): Promise<number>;
   /**
@@ -146,11 +153,32 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
   // The one send pipeline: protected-file rules and the license gate, then the mail with the
   // file's PDUs, announced with the commit; separate PDU mails go out after it.
   const gate = () => requireLicense(SEND_PROTECTED, o.license);
-  // The size before anything is stored: a bound from the file's size, the file unread.
+  const transfers = new TransferManager({
+    ctx,
+    selfAddr: self.addr,
+    sealer: composer,
+    options: o.transferOptions,
+    direct: o.direct,
+  });
+  // The size before anything is stored: a bound from the file's size, the file unread. A file
+  // too large for one mail goes as relay parts when every recipient's gateway takes them
+  // (channel posts never do), else it is refused (-1) here.
   const checkSize = (d: OutgoingDraft, c: ChatRecord, r: readonly ContactRecord[]) => {
     const prv = d.file !== undefined && (d.file.blob || d.file.name).endsWith(".prv");
     const sizer = composer.chatSizer(d, c, r, prv ? PRV_PDU_ROOM_BYTES * (r.length + 1) : 0);
-    checkMailSize(sizer(d.file?.bytes ?? 0), relayMessageLimit(ctx.store), d, r, sizer);
+    const parts = d.file === undefined || d.channel !== undefined ? undefined : {
+      fileBytes: d.file.bytes,
+      capable: (x: ContactRecord) => transfers.capable(x),
+      partSizer: transfers.partSizer(r),
+    };
+    return checkMailSize(
+      sizer(d.file?.bytes ?? 0),
+      relayMessageLimit(ctx.store),
+      d,
+      r,
+      sizer,
+      parts,
+    );
   };
   const pipeline: SendSteps = {
     admit: (d, c, r) => {
@@ -158,13 +186,19 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
       checkSize(d, c, r);
       return Promise.resolve();
     },
-    precheck: checkSize,
+    precheck: (d, c, r) => void checkSize(d, c, r),
     render: async (d, c, r) => {
       const prv = await protectedFiles.outgoing(d, c, r, gate);
+      // A file above the relay's one-mail limit to capable gateways: the chat mail announces
+      // it, relay parts carry it (a .prv's parts are its ciphertext, its PDUs in the announce).
+      const decision = checkSize(prv.draft, c, r);
+      const parts = decision.kind === "parts"
+        ? await transfers.prepareOutgoing(prv.draft, r, decision)
+        : undefined;
       // The exact size, checked again before the mail is written (PDUs included).
       const limit = relayMessageLimit(ctx.store);
       const mail = await composer.renderChat(
-        prv.draft,
+        parts?.draft ?? prv.draft,
         c,
         r,
         (bytes) => checkMailSize(bytes, limit, d, r),
@@ -172,6 +206,12 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
       const fileId = prv.fileId;
       return {
         ...mail,
+        ...(parts === undefined ? {} : {
+          record: (msgId: number) => {
+            parts.record(msgId);
+            void transfers.pump(); // runs once this commit is done (the transaction is sync)
+          },
+        }),
         ...(fileId === undefined ? {} : {
           announce: (msgId: number) => [{ kind: "PrivittyFileEncrypted", chatId: d.chatId, msgId }],
         }),
@@ -208,7 +248,9 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     secureJoin,
     protectedFiles,
     deliveryReceiptWanted: (contactId, mid) => receipts.add(contactId, mid, "processed"),
+    transfers,
   });
+  transfers.setShow((raw, file) => receiver.receiveAssembled(raw, file));
   const chats = new Chats(ctx);
   const states = new MessageStates(ctx);
   const groups = new Groups(ctx, send);
@@ -229,6 +271,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     send,
     receipts,
     receiver,
+    transfers,
     sendMessage: (m) => messages.createOutgoing(m, send),
     markSeen: (ids) => {
       ctx.tx.run(() => {

@@ -15,6 +15,8 @@ export interface CliIo {
   env(name: string): string | undefined;
   /** Ends long-running commands (`events`) early; Ctrl-C/SIGTERM are used when absent. */
   signal?: AbortSignal;
+  /** Whether standard error is a terminal (progress bars are drawn only there); default no. */
+  stderrIsTerminal?: () => boolean;
 }
 
 /** The process's own stdout/stderr and environment. */
@@ -29,6 +31,7 @@ export function denoIo(): CliIo {
         return undefined; // no env permission: behave as unset
       }
     },
+    stderrIsTerminal: () => Deno.stderr.isTerminal(),
   };
 }
 
@@ -56,6 +59,16 @@ export class Output {
   /** Prints one line on stderr. */
   async error(text: string): Promise<void> {
     await this.#io.stderr(text + "\n");
+  }
+
+  /** True when progress may be drawn: stderr is a terminal and the output is not `--json`. */
+  get drawsProgress(): boolean {
+    return !this.json && (this.#io.stderrIsTerminal?.() ?? false);
+  }
+
+  /** Redraws the progress line on stderr (`done`: ends it with a newline). */
+  async progress(text: string, done = false): Promise<void> {
+    await this.#io.stderr(`\r\x1b[2K${text}${done ? "\n" : ""}`);
   }
 
   /** Prints a value as one line of JSON on stdout. */

@@ -57,11 +57,29 @@ export type GatewayEvent =
     fileId: number;
     requesterContactId: number;
   }
+  // Files sent or received as relay parts or directly (docs/transfer.md); msgId is null for an
+  // incoming file before its message is shown (chatId then 0 unless its chat exists already).
+  | ({ kind: "TransferProgress" } & TransferFields)
+  | ({ kind: "TransferDone" } & TransferFields)
+  | ({ kind: "TransferFailed"; reason: string } & TransferFields)
   /**
    * Sent by the bus to one subscriber: `dropped` events it will never get (it fell behind, or
    * resumed from an id no longer held, or from an id this gateway never issued).
    */
   | { kind: "lag"; dropped: number; oldestAvailable: number };
+
+/** What every transfer event says (docs/transfer.md). */
+export interface TransferFields {
+  readonly chatId: number;
+  readonly msgId: number | null;
+  readonly transferId: string;
+  readonly direction: "out" | "in";
+  /** Bytes sent to the relay (out) or verified and written (in). */
+  readonly bytes: number;
+  readonly total: number;
+  /** Which path carries the bytes: relay parts, or a direct connection between the gateways. */
+  readonly path: "direct" | "relay";
+}
 
 export type GatewayEventKind = GatewayEvent["kind"];
 

@@ -14,6 +14,10 @@ export const FileAccessState = {
   DELETED: "deleted",
   WAITING_OWNER_ACTION: "waiting_owner_action",
   NOT_FOUND: "not_found",
+  /** Owner's view: the file is still travelling to that recipient as relay parts. */
+  IN_TRANSFER: "in_transfer",
+  /** Owner's view: the file never reached that recipient (send failed, transfer refused). */
+  UNDELIVERED: "undelivered",
 } as const;
 export type FileAccessState = typeof FileAccessState[keyof typeof FileAccessState];
 

@@ -3,6 +3,7 @@
  * behind one object the account core, the RPC methods and the viewer use. It holds the grants in
  * memory (`GrantMemory`), so one instance lives as long as the daemon.
  */
+import { deliveryState } from "./delivery_state.ts";
 import { type BlobFile, blobPath } from "../core/blobs.ts";
 import { ContactId } from "../constants.ts";
 import type { OutgoingDraft, RenderedMail } from "../core/chats/mod.ts";
@@ -274,7 +275,9 @@ export class ProtectedFiles implements ProtectedFileReceiver {
         file_size: sent.size,
         recipients: store.accessList(sent.id).map((a) => ({
           contact_id: a.contactId,
-          state: a.state,
+          state: a.state === FileAccessState.ACTIVE
+            ? deliveryState(this.d.ctx, msgId, a.contactId) ?? a.state
+            : a.state,
           forwarded_by: a.forwardedBy,
         })),
       };

@@ -25,6 +25,8 @@ export const ConfigKey = {
    * absent while unknown. Read it through `relayMessageLimit` (relay_limit.ts).
    */
   MAX_MESSAGE_BYTES: "max_message_bytes",
+  /** Quiet time (ms) after which a receiver asks for missing relay parts (docs/transfer.md). */
+  TRANSFER_REQUEST_AFTER_MS: "transfer_request_after_ms",
 } as const;
 export type ConfigKey = typeof ConfigKey[keyof typeof ConfigKey];
 
@@ -43,6 +45,17 @@ export class ConfigStore {
     const value = this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)
       ?.value;
     this.#cache.set(key, value);
+    return value;
+  }
+
+  /**
+   * Reads `key` from the database, past the cache: for operator settings written into the
+   * database from outside while the daemon runs (docs/transfer.md#settings).
+   */
+  fresh(key: ConfigKey): string | undefined {
+    const value = this.db.get<{ value: string }>("SELECT value FROM config WHERE key = ?", key)
+      ?.value;
+    this.#cache.delete(key);
     return value;
   }
 

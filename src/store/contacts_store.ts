@@ -162,6 +162,26 @@ export class ContactsStore {
       .map((r) => toRecord(r)!);
   }
 
+  /**
+   * Records whether the key-contact with this fingerprint announced the large-file capability
+   * (`Capability.LARGE_FILES`) in its latest verified mail.
+   */
+  setLargeFiles(fingerprint: string, on: boolean): void {
+    if (fingerprint === "") return;
+    this.db.run(
+      "UPDATE contacts SET large_files = ? WHERE fingerprint = ? AND large_files <> ?",
+      on ? 1 : 0,
+      fingerprint,
+      on ? 1 : 0,
+    );
+  }
+
+  /** Whether contact `id` announced the large-file capability (docs/transfer.md). */
+  hasLargeFiles(id: number): boolean {
+    return (this.db.get<{ f: number }>("SELECT large_files AS f FROM contacts WHERE id = ?", id)
+      ?.f ?? 0) !== 0;
+  }
+
   /** Number of contacts stored. */
   count(): number {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM contacts")?.n ?? 0;

@@ -333,4 +333,40 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE outbox ADD COLUMN spool TEXT NOT NULL DEFAULT '';
   `,
+  // 17: files above the relay's one-mail limit travel as relay parts between gateways
+  // (docs/transfer.md). A contact's gateway announced it can receive them (refreshed on every
+  // verified mail from it); one row per transfer and direction: the sender's queue of parts, the
+  // recipients still to confirm and those that refused, the receiver's bitmap of verified parts in its partial blob
+  // and the announcing mail, held until the whole file is verified.
+  `
+  ALTER TABLE contacts ADD COLUMN large_files INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE transfers (
+    id TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    peer_fingerprint TEXT NOT NULL DEFAULT '',
+    chat_id INTEGER NOT NULL DEFAULT 0,
+    msg_id INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '',
+    mime TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    part_size INTEGER NOT NULL,
+    parts INTEGER NOT NULL,
+    blob TEXT NOT NULL DEFAULT '',
+    next_part INTEGER NOT NULL DEFAULT 0,
+    resend TEXT NOT NULL DEFAULT '[]',
+    pending TEXT NOT NULL DEFAULT '[]',
+    confirmed TEXT NOT NULL DEFAULT '[]',
+    refused TEXT NOT NULL DEFAULT '[]',
+    have BLOB NOT NULL DEFAULT x'',
+    announce BLOB NOT NULL DEFAULT x'',
+    requests INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (direction, id, peer_fingerprint)
+  ) STRICT;
+  CREATE INDEX transfers_msg ON transfers (msg_id);
+  `,
 ];

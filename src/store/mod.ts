@@ -16,6 +16,7 @@ import { SecureJoinStore } from "./securejoin_store.ts";
 import { EventsStore } from "./events_store.ts";
 import { ProtectedFilesStore } from "./protected_files_store.ts";
 import { QuarantineStore } from "./quarantine_store.ts";
+import { TransfersStore } from "./transfers_store.ts";
 
 export { ConfigKey } from "./config_store.ts";
 export { relayMessageLimit, setRelayMessageLimit } from "./relay_limit.ts";
@@ -36,6 +37,13 @@ export type { NewQuarantinedMail, QuarantinedMail } from "./quarantine_store.ts"
 export type { JoinerRecord, NewJoiner, TokenKind, TokenRecord } from "./securejoin_store.ts";
 export type { StoredEventRow } from "./events_store.ts";
 export { snapshotDatabase, type SnapshotFacts } from "./snapshot.ts";
+export type {
+  NewTransfer,
+  ResendRequest,
+  TransferDirection,
+  TransferRecord,
+  TransferState,
+} from "./transfers_store.ts";
 export type {
   AccessRecord,
   AccessRowState,
@@ -61,6 +69,7 @@ export class Store {
   readonly securejoin: SecureJoinStore;
   readonly events: EventsStore;
   readonly protectedFiles: ProtectedFilesStore;
+  readonly transfers: TransfersStore;
   /** Whether the disk was last seen full (memory only; `/health`). */
   readonly disk: DiskState;
 
@@ -81,6 +90,7 @@ export class Store {
     this.securejoin = new SecureJoinStore(db);
     this.events = new EventsStore(db);
     this.protectedFiles = new ProtectedFilesStore(db);
+    this.transfers = new TransfersStore(db);
   }
 
   /** Opens (and migrates) the database at `path`. */

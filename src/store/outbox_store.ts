@@ -168,6 +168,29 @@ export class OutboxStore {
     return this.db.run("DELETE FROM outbox WHERE msg_id = ?", msgId).changes;
   }
 
+  /** Number of queued mails whose Message-ID starts with `prefix` (a transfer's parts). */
+  countByMidPrefix(prefix: string): number {
+    return this.db.get<{ n: number }>(
+      "SELECT count(*) AS n FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?",
+      prefix.length,
+      prefix,
+    )?.n ?? 0;
+  }
+
+  /**
+   * Drops queued mails whose Message-ID starts with `prefix`; returns the spool files they named
+   * (the caller removes them after the commit).
+   */
+  removeByMidPrefix(prefix: string): string[] {
+    const spools = this.db.all<{ spool: string }>(
+      "SELECT spool FROM outbox WHERE substr(rfc724_mid, 1, ?) = ? AND spool != ''",
+      prefix.length,
+      prefix,
+    ).map((r) => r.spool);
+    this.db.run("DELETE FROM outbox WHERE substr(rfc724_mid, 1, ?) = ?", prefix.length, prefix);
+    return spools;
+  }
+
   /** Number of queued mails. */
   count(): number {
     return this.db.get<{ n: number }>("SELECT count(*) AS n FROM outbox")?.n ?? 0;

@@ -68,7 +68,7 @@ const PACKAGES: Readonly<Record<string, PackageRule>> = {
   // the direct path over QUIC: a building block the transfer layer calls, never the core
   "transport/p2p/": { entry: "transport/p2p/mod.ts", mayImportUpTo: 0 },
   ...Object.fromEntries(
-    ["channels", "chats", "contacts", "groups", "receive", "send"].map((sub) => [
+    ["channels", "chats", "contacts", "groups", "receive", "send", "transfer"].map((sub) => [
       `core/${sub}/`,
       { entry: `core/${sub}/mod.ts`, mayImportUpTo: 2, within: "core/" },
     ]),

@@ -7,6 +7,7 @@ import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
 import { loadIdentity } from "../../src/core/contacts/identity.ts";
 import type { RenderedMail } from "../../src/core/chats/messages.ts";
 import type { ReceiveOutcome } from "../../src/core/receive/pipeline.ts";
+import type { TransferOptions } from "../../src/core/transfer/mod.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
@@ -28,7 +29,8 @@ export interface TestAccount extends AccountCore {
 /**
  * Creates an account `addr` named `name` with a fresh key (blobs under `blobDir`); receipts are
  * collected for `receiptWindowMs` (tests call `receipts.flush()` to send them at once); `now` is
- * its clock in Unix ms (default `Date.now`); `license` gates sharing protected files (default: active).
+ * its clock in Unix ms (default `Date.now`); `license` gates sharing protected files (default: active);
+ * `transferOptions` shorten or bound relay-part transfers.
  */
 export async function testAccount(
   addr: string,
@@ -37,6 +39,7 @@ export async function testAccount(
   receiptWindowMs = 0,
   now?: () => number,
   license: LicenseSource = ACTIVE_LICENSE,
+  transferOptions?: Partial<TransferOptions>,
 ): Promise<TestAccount> {
   const store = Store.open(":memory:");
   store.config.set(ConfigKey.ADDR, addr);
@@ -53,6 +56,7 @@ export async function testAccount(
     license,
     receiptWindowMs,
     queue: (m) => outbox.push(m),
+    transferOptions,
   });
   return { ...core, addr, store, sink, outbox };
 }

@@ -74,6 +74,37 @@ const SAMPLES: { [K in GatewayEventKind]: Extract<GatewayEvent, { kind: K }> } =
     fileId: 3,
     requesterContactId: 12,
   },
+  TransferProgress: {
+    kind: "TransferProgress",
+    chatId: 7,
+    msgId: 42,
+    transferId: "ab",
+    direction: "out" as const,
+    bytes: 5,
+    total: 10,
+    path: "relay" as const,
+  },
+  TransferDone: {
+    kind: "TransferDone",
+    chatId: 7,
+    msgId: 42,
+    transferId: "ab",
+    direction: "out" as const,
+    bytes: 5,
+    total: 10,
+    path: "relay" as const,
+  },
+  TransferFailed: {
+    kind: "TransferFailed",
+    reason: "no_space",
+    chatId: 7,
+    msgId: 42,
+    transferId: "ab",
+    direction: "out" as const,
+    bytes: 5,
+    total: 10,
+    path: "relay" as const,
+  },
   lag: { kind: "lag", dropped: 5, oldestAvailable: 9 },
 };
 
@@ -112,6 +143,12 @@ const WIRE: Record<GatewayEventKind, string> = {
   ViewerFileStreamed: '{"type":"ViewerFileStreamed","account_id":1,"msg_id":42,"bytes":512}',
   MailQuarantined:
     '{"type":"MailQuarantined","account_id":1,"quarantine_id":3,"message_id":"m@x","reason":"r"}',
+  TransferProgress:
+    '{"type":"TransferProgress","account_id":1,"chat_id":7,"msg_id":42,"transfer_id":"ab","direction":"out","bytes":5,"total":10,"path":"relay"}',
+  TransferDone:
+    '{"type":"TransferDone","account_id":1,"chat_id":7,"msg_id":42,"transfer_id":"ab","direction":"out","bytes":5,"total":10,"path":"relay"}',
+  TransferFailed:
+    '{"type":"TransferFailed","account_id":1,"reason":"no_space","chat_id":7,"msg_id":42,"transfer_id":"ab","direction":"out","bytes":5,"total":10,"path":"relay"}',
   PrivittyFileEncrypted: '{"type":"PrivittyFileEncrypted","account_id":1,"chat_id":7,"msg_id":42}',
   PrivittyFileDecrypted: '{"type":"PrivittyFileDecrypted","account_id":1,"chat_id":7,"msg_id":42}',
   PrivittyFileAccessRevoked:

@@ -132,3 +132,25 @@ Deno.test("migration 9 brings contacts 'seen' in the future back to the present"
     }
   });
 });
+
+Deno.test("migration 17 keeps contacts (capability off) and adds the transfers table", async () => {
+  await withTempDir((dir) => {
+    const path = `${dir}/gateway.db`;
+    const db = new DatabaseSync(path);
+    assert.equal(MIGRATIONS.length, 17, "the transfers migration is the 17th");
+    for (const m of MIGRATIONS.slice(0, 16)) db.exec(m);
+    db.exec("PRAGMA user_version = 16");
+    db.prepare("INSERT INTO contacts (addr, fingerprint) VALUES ('a@x', ?)").run("F".repeat(40));
+    db.close();
+    const store = Store.open(path);
+    try {
+      assert.equal(store.contacts.get(10)?.addr, "a@x");
+      assert.equal(store.contacts.hasLargeFiles(10), false);
+      store.contacts.setLargeFiles("F".repeat(40), true);
+      assert.equal(store.contacts.hasLargeFiles(10), true);
+      assert.deepEqual(store.transfers.active("out"), []);
+    } finally {
+      store.close();
+    }
+  });
+});

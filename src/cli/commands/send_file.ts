@@ -7,6 +7,7 @@ import { Viewtype } from "../../protocol.ts";
 import { parseId, UsageError } from "../args.ts";
 import { type Command, type CommandContext, stringOption } from "../command.ts";
 import { printMessageId } from "./send.ts";
+import { showTransferProgress } from "../transfer_progress.ts";
 
 async function run(ctx: CommandContext): Promise<number> {
   const [chat, path] = ctx.positionals;
@@ -17,6 +18,7 @@ async function run(ctx: CommandContext): Promise<number> {
   if (text !== undefined) data.text = text;
   const result = await ctx.rpc.call("send_msg", [ACCOUNT_ID, chatId, data]);
   await ctx.out.result(result, (v) => printMessageId(ctx, v));
+  if (typeof result === "number") await showTransferProgress(ctx, result);
   return 0;
 }
 
@@ -27,7 +29,8 @@ export const sendFile: Command = {
   summary: "send a file (a path on the daemon host) to a chat; prints the message id",
   http: 'POST /rpc send_msg [1,<chat>,{"file":"<path>","viewtype":"File","text":"<T>"}]',
   details: "The daemon reads <path> (an absolute path on its host or in its container), so the " +
-    "file must exist there, not where the CLI runs.",
+    "file must exist there, not where the CLI runs. A file sent as relay parts shows a progress " +
+    "bar on stderr (a terminal only) until the recipients confirmed it.",
   options: [{ name: "text", kind: "string", value: "T", help: "message text to send with it" }],
   args: { min: 2, max: 2 },
   run,

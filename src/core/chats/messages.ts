@@ -322,6 +322,7 @@ export class Messages {
           this.ctx.store.outbox.enqueue({ msgId: 0, ...separate });
         }
         this.ctx.tx.mailQueued();
+        mail.record?.(msgId);
       }
       for (const e of mail?.announce?.(msgId) ?? []) emit(e);
       if (d.group !== undefined) {

@@ -10,6 +10,7 @@ import { ContactId } from "../../constants.ts";
 import { GatewayError } from "../../errors.ts";
 import { logger } from "../../log.ts";
 import {
+  Capability,
   Header,
   isSecureJoinRequest,
   parseSecureJoinStep,
@@ -21,12 +22,12 @@ import { Channels } from "../channels/channels.ts";
 import type { PeerKey } from "../contacts/contacts.ts";
 import { type GroupPrep, prepareGroup } from "../groups/headers.ts";
 import { type ChatTarget, GroupReceiver } from "../groups/receive.ts";
-import { chatContent, receiptContent } from "./content.ts";
+import { chatContent, receiptContent, viewtypeOfMime } from "./content.ts";
 import { chatControl } from "../chats/control.ts";
 import { ChatControls } from "./controls.ts";
 import { Chats } from "../chats/chats.ts";
 import { adoptSpooled, writeBlob } from "../blobs.ts";
-import { mailHead, mailSize, type MailSource } from "../../mime/mail_source.ts";
+import { mailHead, mailSize, type MailSource, mailWhole } from "../../mime/mail_source.ts";
 import { discardSpooled, readStreamedMail } from "./streamed_mail_reader.ts";
 import { Contacts } from "../contacts/contacts.ts";
 import type { CoreContext } from "../context.ts";
@@ -94,6 +95,22 @@ export interface ProtectedFileReceiver {
   ): Promise<boolean>;
 }
 
+/**
+ * Mails of a file sent as relay parts (core/transfer/, which implements this port): the chat
+ * message announcing it is held until the file is complete, parts and control mails are hidden.
+ */
+export interface TransferReceiver {
+  /**
+   * Handles a transfer mail from a verified signer; undefined when `mail` is none. `whole` reads
+   * the raw mail (an announcement is kept until its file is complete); a part's payload is the
+   * mail's content (in memory, or spooled by the streamed reader).
+   */
+  receive(
+    mail: ReadMail,
+    whole: () => Promise<Uint8Array>,
+  ): Promise<{ kind: "transfer"; what: string } | { kind: "rejected"; reason: string } | undefined>;
+}
+
 /** What the pipeline needs. */
 export interface ReceiveDeps {
   readonly ctx: CoreContext;
@@ -107,6 +124,8 @@ export interface ReceiveDeps {
    * transaction that stores it (so it must be synchronous store work).
    */
   readonly deliveryReceiptWanted?: (contactId: number, rfc724Mid: string) => void;
+  /** Files sent as relay parts (docs/transfer.md); none: such mails are stored as they are. */
+  readonly transfers?: TransferReceiver;
 }
 
 /** What became of one mail. */
@@ -122,6 +141,7 @@ export type ReceiveOutcome =
   | { kind: "pdus"; count: number }
   | { kind: "securejoin"; step: SecureJoinStep }
   | { kind: "duplicate" }
+  | { kind: "transfer"; what: string }
   | { kind: "ignored"; reason: string }
   | { kind: "rejected"; reason: string };
 
@@ -151,7 +171,9 @@ export class Receiver {
     let mail: ReadMail | undefined;
     try {
       mail = await readMail(raw, this.deps.reader);
-      return await this.#process(raw, mail);
+      const outcome = await this.#process(raw, mail);
+      this.#noteCapabilities(mail);
+      return outcome;
     } catch (err) {
       if (err instanceof UnreadableMailError) return this.#reject(raw, err.message, err.messageId);
       if (err instanceof GatewayError) return this.#reject(raw, err.message, mail?.messageId ?? "");
@@ -176,7 +198,9 @@ export class Receiver {
           this.deps.reader.maxPlaintextBytes ?? MAX_PLAINTEXT_BYTES,
         ),
       });
-      return await this.#process(head, mail, size);
+      const outcome = await this.#process(head, mail, size, () => mailWhole(source));
+      this.#noteCapabilities(mail);
+      return outcome;
     } catch (err) {
       if (err instanceof UnreadableMailError) {
         return this.#reject(head, err.message, err.messageId, size);
@@ -191,7 +215,40 @@ export class Receiver {
     }
   }
 
-  async #process(raw: Uint8Array, mail: ReadMail, size?: number): Promise<ReceiveOutcome> {
+  /**
+   * Shows the chat message of a file that arrived as relay parts: `raw` is its announcing mail,
+   * `file` the assembled, verified blob. Stored once (a second call finds it by Message-ID).
+   */
+  async receiveAssembled(
+    raw: Uint8Array,
+    file: BlobFile,
+  ): Promise<{ msgId: number; chatId: number } | undefined> {
+    const mail = await readMail(raw, this.deps.reader);
+    if (mail.signer === undefined || mail.signerKey === undefined) return undefined;
+    const known = this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId);
+    if (known !== undefined) return { msgId: known.id, chatId: known.chatId };
+    const assignment = assignChat(mail);
+    if (assignment.kind === "discard") return undefined;
+    const out = await this.#storeMessage(mail, assignment, file);
+    return out.kind === "message" ? { msgId: out.msgId, chatId: out.chatId } : undefined;
+  }
+
+  /** A verified mail says whether its sender's gateway takes relay parts (docs/transfer.md). */
+  #noteCapabilities(mail: ReadMail): void {
+    if (!mail.encrypted || mail.signer === undefined) return;
+    const caps = mail.headers.get(Header.EDGE_CAPABILITIES) ?? "";
+    this.deps.ctx.store.contacts.setLargeFiles(
+      mail.signer,
+      caps.split(/[\s,]+/).includes(Capability.LARGE_FILES),
+    );
+  }
+
+  async #process(
+    raw: Uint8Array,
+    mail: ReadMail,
+    size?: number,
+    whole: () => Promise<Uint8Array> = () => Promise.resolve(raw),
+  ): Promise<ReceiveOutcome> {
     if (this.deps.ctx.store.msgs.byRfc724Mid(mail.messageId) !== undefined) {
       return { kind: "duplicate" };
     }
@@ -229,6 +286,11 @@ export class Receiver {
     }
     // vg-member-added ends a group join and is the group's member-added message for everyone.
     if (step !== undefined) await this.deps.secureJoin.onStep(mail, step);
+    const transfer = await this.deps.transfers?.receive(mail, whole);
+    if (transfer?.kind === "rejected") {
+      return this.#reject(raw, transfer.reason, mail.messageId, size);
+    }
+    if (transfer !== undefined) return transfer;
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     if (pdus.length > 0 && chatContent(mail).file === undefined) {
       const contact = this.#contacts.byFingerprint(mail.signer);
@@ -347,23 +409,31 @@ export class Receiver {
     return out;
   }
 
-  async #storeMessage(mail: ReadMail, assignment: ChatAssignment): Promise<ReceiveOutcome> {
+  async #storeMessage(
+    mail: ReadMail,
+    assignment: ChatAssignment,
+    assembled?: BlobFile,
+  ): Promise<ReceiveOutcome> {
     const gossip = await this.#gossipPeers(mail);
     const prep = assignment.kind === "group" ? await prepareGroup(this.deps.ctx, mail) : {};
-    const content = chatContent(mail);
-    const file = content.file && (content.file.spooled === undefined
-      ? await writeBlob(
-        this.deps.ctx.blobDir,
-        content.file.bytes,
-        content.file.name,
-        content.file.mime,
-      )
-      : await adoptSpooled(
-        this.deps.ctx.blobDir,
-        content.file.spooled,
-        content.file.name,
-        content.file.mime,
-      ));
+    const read = chatContent(mail);
+    const content = assembled === undefined
+      ? read
+      : { ...read, viewtype: viewtypeOfMime(assembled.mime) };
+    const file = assembled ??
+      (content.file && (content.file.spooled === undefined
+        ? await writeBlob(
+          this.deps.ctx.blobDir,
+          content.file.bytes,
+          content.file.name,
+          content.file.mime,
+        )
+        : await adoptSpooled(
+          this.deps.ctx.blobDir,
+          content.file.spooled,
+          content.file.name,
+          content.file.mime,
+        )));
     const pdus = mail.headers.getAll(Header.EDGE_PRV_PDU);
     const prv = file && pdus.length > 0
       ? await this.deps.protectedFiles.prepare(pdus, senderOf(mail), file)

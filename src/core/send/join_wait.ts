@@ -120,6 +120,7 @@ export class JoinWait {
           this.ctx.store.outbox.enqueue({ msgId: 0, ...separate });
         }
         this.ctx.tx.mailQueued();
+        mail.record?.(m.id);
         emit({ kind: "MsgsChanged", chatId, msgId: m.id });
         for (const e of mail.announce?.(m.id) ?? []) emit(e);
         return true;

@@ -29,7 +29,7 @@ import {
   renderSecureJoinRequest,
   renderSecureJoinStep,
 } from "../../mime/factory.ts";
-import { Header, type SecureJoinStep } from "../../protocol.ts";
+import { Capability, Header, type SecureJoinStep } from "../../protocol.ts";
 import { newToken } from "../../crypto/random.ts";
 import type { ChatRecord, ContactRecord, MailSpool } from "../../store/mod.ts";
 import { type ChatControl, EDITED_PREFIX } from "../chats/control.ts";
@@ -39,6 +39,12 @@ import { groupHeaders } from "../groups/mail.ts";
 import type { SelfIdentity } from "../contacts/identity.ts";
 import type { OutgoingDraft, RenderedMail } from "../chats/messages.ts";
 import type { PeerKeyCache } from "../contacts/peer_keys.ts";
+
+/**
+ * What this gateway can receive, inside the encrypted part of every mail it signs (Delta Chat
+ * ignores it; docs/transfer.md#capability).
+ */
+const CAPABILITIES: [string, string] = [Header.EDGE_CAPABILITIES, Capability.LARGE_FILES];
 
 /** A recipient with the key its mail is encrypted to. */
 export interface KeyedRecipient {
@@ -191,9 +197,14 @@ export class MailComposer {
 
   /** Whether a chat message with a file of `fileBytes` is rendered as a stream into the spool. */
   #streams(c: ChatInner, fileBytes: number): boolean {
-    const algo = this.self.privateKey.getAlgorithmInfo().algorithm;
     return this.spool !== undefined && fileBytes >= SPOOL_FROM_FILE_BYTES &&
-      c.secret === undefined && (algo === "eddsaLegacy" || algo === "ed25519");
+      c.secret === undefined && this.#streamsKey();
+  }
+
+  /** Whether our key signs as a stream (pgp_stream.ts). */
+  #streamsKey(): boolean {
+    const algo = this.self.privateKey.getAlgorithmInfo().algorithm;
+    return algo === "eddsaLegacy" || algo === "ed25519";
   }
 
   /**
@@ -220,12 +231,28 @@ export class MailComposer {
         yield tail;
       },
     };
+    return await this.#sealToSpool(plaintext, c.to, c.messageId, admitSize, c.subject);
+  }
+
+  /**
+   * Encrypts and signs `plaintext` as a stream to `to` and self straight into a spool file (the
+   * armored envelope around it), never holding it whole; `admitSize` sees the mail's exact size
+   * before anything is written.
+   */
+  async #sealToSpool(
+    plaintext: PlaintextSource,
+    to: readonly KeyedRecipient[],
+    messageId: string,
+    admitSize: (bytes: number) => void,
+    subject?: string,
+  ): Promise<RenderedMail> {
+    const enc = new TextEncoder();
     const encrypted = await encryptAndSignStream({
       plaintext,
-      recipients: await Promise.all(c.to.map((r) => this.keys.get(r.publicKey))),
+      recipients: await Promise.all(to.map((r) => this.keys.get(r.publicKey))),
       signingKey: this.self.privateKey,
     });
-    const envelope = renderEncryptedEnvelopeAround(this.#envelope(c.messageId, new Uint8Array(0)));
+    const envelope = renderEncryptedEnvelopeAround(this.#envelope(messageId, new Uint8Array(0)));
     const envHead = enc.encode(envelope.head);
     const envTail = enc.encode(envelope.tail);
     const total = envHead.length + armoredLength(encrypted.bytes) + envTail.length;
@@ -243,11 +270,51 @@ export class MailComposer {
     return {
       raw: new Uint8Array(0),
       spool: spooled.name,
-      rfc724Mid: c.messageId,
+      rfc724Mid: messageId,
       envelopeFrom: this.self.addr,
-      recipients: c.to.map((r) => r.addr),
-      subject: c.subject,
+      recipients: to.map((r) => r.addr),
+      ...(subject === undefined ? {} : { subject }),
     };
+  }
+
+  /**
+   * Seals a mail whose inner MIME is `plaintext` (read as a stream, possibly twice): into the
+   * spool when it is `SPOOL_FROM_FILE_BYTES` or more and the key signs as a stream, else read into
+   * memory and sealed as `seal` does. A relay part is sealed so.
+   */
+  async sealStream(
+    plaintext: PlaintextSource,
+    to: readonly KeyedRecipient[],
+    messageId: string,
+  ): Promise<RenderedMail> {
+    if (
+      this.spool !== undefined && plaintext.bytes >= SPOOL_FROM_FILE_BYTES && this.#streamsKey()
+    ) {
+      return await this.#sealToSpool(plaintext, to, messageId, () => {});
+    }
+    const inner = new Uint8Array(plaintext.bytes);
+    let at = 0;
+    for await (const chunk of plaintext.open()) {
+      inner.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    if (at !== plaintext.bytes) {
+      throw new Error(`read ${at} bytes where ${plaintext.bytes} were due`);
+    }
+    return await this.seal(inner, to, messageId);
+  }
+
+  /**
+   * An upper bound of the size of the mail `seal`/`sealStream` make of an inner MIME of
+   * `fixedBytes` plus n bytes to `recipients` others and self: the sizing `chatSizer` uses.
+   */
+  sealedSizer(fixedBytes: number, recipients: number): (bytes: number) => number {
+    const envelope = this.#envelope(this.newMessageId(), new Uint8Array(0));
+    return (bytes) =>
+      encryptedEnvelopeLength(
+        envelope,
+        encryptedLengthBound(fixedBytes + bytes, recipients + 1, false),
+      );
   }
 
   /**
@@ -315,7 +382,11 @@ export class MailComposer {
         [Header.REFERENCES, `<${draft.inReplyTo}>`],
       );
     }
-    extra.push(...timerHeader(chat.ephemeralTimer), ...(draft.extraHeaders ?? []));
+    extra.push(
+      ...timerHeader(chat.ephemeralTimer),
+      CAPABILITIES,
+      ...(draft.extraHeaders ?? []),
+    );
     const file = draft.file && {
       name: draft.file.name,
       mime: draft.file.mime || "application/octet-stream",
@@ -366,7 +437,7 @@ export class MailComposer {
       date: new Date(),
       subject: `Message from ${this.self.name || this.self.addr}`,
       autocryptKey: this.self.publicKey,
-      extra: [...extra, ...timerHeader(ephemeralTimer)],
+      extra: [...extra, ...timerHeader(ephemeralTimer), CAPABILITIES],
       text,
     });
     return await this.seal(inner, to, messageId);
@@ -401,9 +472,7 @@ export class MailComposer {
       date: new Date(),
       subject: "Receipt Notification",
       autocryptKey: this.self.publicKey,
-      ...(pdus.length === 0
-        ? {}
-        : { extra: pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p]) }),
+      extra: [CAPABILITIES, ...pdus.map((p): [string, string] => [Header.EDGE_PRV_PDU, p])],
       originalMessageIds: originalMessageIds.map((id) => `<${id}>`),
       disposition,
     });
@@ -429,7 +498,7 @@ export class MailComposer {
       autocryptKey: this.self.publicKey,
       gossip: [{ addr: to.addr, keydata: to.publicKey }],
       step,
-      headers,
+      headers: [...headers, CAPABILITIES],
     });
     return await this.seal(inner, [to], messageId);
   }

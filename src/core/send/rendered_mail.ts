@@ -54,6 +54,11 @@ export interface RenderedMail {
   /** Events published with the commit that stores message `msgId` with this mail. */
   readonly announce?: (msgId: number) => readonly GatewayEvent[];
   /**
+   * Store work in the transaction that stores message `msgId` with this mail (a file sent as
+   * relay parts records its transfer here, so a crash cannot leave one without the other).
+   */
+  readonly record?: (msgId: number) => void;
+  /**
    * Mails of their own queued in the same commit (a protected file's PDUs to each of several
    * recipients): a message is never stored without them, nor they without it.
    */

@@ -15,6 +15,7 @@ import { LICENSE_METHODS } from "./license.ts";
 import { QUARANTINE_METHODS } from "./quarantine.ts";
 import { SECUREJOIN_METHODS } from "./securejoin.ts";
 import { SECURE_FILE_METHODS } from "./secure_files.ts";
+import { TRANSFER_METHODS } from "./transfers.ts";
 
 /** Every method group, in the order `rpc.discover` lists them. */
 export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
@@ -24,6 +25,7 @@ export const METHOD_GROUPS: readonly (readonly MethodEntry[])[] = [
   CHAT_METHODS,
   GROUP_METHODS,
   MESSAGE_METHODS,
+  TRANSFER_METHODS,
   MESSAGE_EDIT_METHODS,
   REACTION_METHODS,
   SECUREJOIN_METHODS,

@@ -22,7 +22,10 @@ Deno.test("createOutgoing() writes message and outbox row, then emits MsgsChange
     const reader = Store.open(path);
     const { chatId, bob } = withChat(b);
     const committed: (number | undefined)[] = [];
-    b.sink.onPublish = (e) => committed.push("msgId" in e ? reader.msgs.get(e.msgId)?.state : -1);
+    b.sink.onPublish = (e) =>
+      committed.push(
+        "msgId" in e && e.msgId !== null ? reader.msgs.get(e.msgId)?.state : -1,
+      );
     const calls: Parameters<RenderFn>[] = [];
     const render = fakeSend(calls);
     const id = await new Messages(b.ctx).createOutgoing({ chatId, text: "hi" }, render);

@@ -9,6 +9,7 @@ import { readMail } from "../../../src/core/receive/mail_reader.ts";
 import { PeerKeyCache } from "../../../src/core/contacts/peer_keys.ts";
 import { SPOOL_FROM_FILE_BYTES } from "../../../src/constants.ts";
 import { leaves, partText } from "../../../src/mime/parser.ts";
+import { Capability, Header } from "../../../src/protocol.ts";
 import { testAccount } from "../_accounts.ts";
 
 Deno.test("chat messages, receipts and SecureJoin steps pass the relay filter and decrypt for both", async () => {
@@ -150,6 +151,8 @@ Deno.test("a file from SPOOL_FROM_FILE_BYTES on is streamed into the spool: rela
         knownKeys: () => [],
       });
       assert.equal(read.signer, a.self.fingerprint, "signed by Alice, readable by Bob and Alice");
+      // The streamed render announces what this gateway takes, as the in-memory one does.
+      assert.equal(read.headers.get(Header.EDGE_CAPABILITIES), Capability.LARGE_FILES);
       const [text, file] = leaves(read.content);
       assert.equal(partText(text), "the clip");
       assert.equal(file.disposition?.params.filename, "clip ✓.bin");

@@ -1,9 +1,11 @@
-/** Tests of the size decision: one mail when it fits, else -1 naming file, sizes and who. */
+/** Tests of the size decision: one mail when it fits, parts to capable peers, else -1. */
 import assert from "node:assert/strict";
 import {
   checkMailSize,
   decideSize,
   largestFittingFile,
+  MAX_PART_BYTES,
+  type PartsQuestion,
   RELAY_HEADER_ROOM_BYTES,
 } from "../../../src/core/send/size_limit.ts";
 import { GatewayError } from "../../../src/errors.ts";
@@ -19,7 +21,7 @@ Deno.test("a mail within the limit, at it, or with the limit unknown goes as one
   }
 });
 
-Deno.test("a mail over the limit is refused for every recipient (no peer takes parts yet)", () => {
+Deno.test("a mail over the limit without a file that may go as parts is refused for all", () => {
   const limit = 11 + RELAY_HEADER_ROOM_BYTES;
   assert.deepEqual(decideSize({ mailBytes: 12, limit, recipients: [bob, carol] }), {
     kind: "refuse",
@@ -63,4 +65,71 @@ Deno.test("largestFittingFile: the last file size whose mail fits, none when not
   } catch (e) {
     assert.match((e as Error).message, /the largest file that fits is 10 bytes$/);
   }
+});
+
+/** Parts of a file whose part mails cost 1000 bytes plus 1.4× their payload. */
+function partsOf(fileBytes: number, capable: readonly ContactRecord[]): PartsQuestion {
+  return {
+    fileBytes,
+    capable: (c) => capable.includes(c),
+    partSizer: (n) => 1000 + Math.ceil(n * 1.4),
+  };
+}
+
+Deno.test("a file over the limit to capable gateways goes as parts whose mails fit the limit", () => {
+  const limit = 3 * 1024 * 1024;
+  const d = decideSize({
+    mailBytes: 15_000_000,
+    limit,
+    recipients: [bob, carol],
+    parts: partsOf(8 * 1024 * 1024, [bob, carol]),
+  });
+  assert.equal(d.kind, "parts");
+  if (d.kind !== "parts") return;
+  assert.equal(d.partSize % 1024, 0);
+  assert.ok(1000 + d.partSize * 1.4 <= limit - RELAY_HEADER_ROOM_BYTES, "a part mail fits");
+  assert.ok(1000 + (d.partSize + 1024) * 1.4 > limit - RELAY_HEADER_ROOM_BYTES, "as large as fits");
+  assert.ok(d.partSize > 1024 * 1024, "parts above 1 MiB here");
+  assert.equal(d.parts, Math.ceil(8 * 1024 * 1024 / d.partSize));
+});
+
+Deno.test("parts are at most 8 MiB whatever the limit allows", () => {
+  const d = decideSize({
+    mailBytes: 1e12,
+    limit: 100 * 1024 * 1024,
+    recipients: [bob],
+    parts: partsOf(1e11, [bob]),
+  });
+  assert.deepEqual(d.kind === "parts" && d.partSize, MAX_PART_BYTES);
+});
+
+Deno.test("a group member without the capability is named in the refusal, before anything", () => {
+  const limit = 1024 * 1024;
+  const file = { name: "big.bin", bytes: 8 * 1024 * 1024 };
+  const d = decideSize({
+    mailBytes: 16_000_000,
+    limit,
+    recipients: [bob, carol],
+    parts: partsOf(file.bytes, [bob]),
+  });
+  assert.deepEqual(d, { kind: "refuse", unreachable: [carol] });
+  assert.throws(
+    () =>
+      checkMailSize(16_000_000, limit, { file, group: {} }, [bob, carol], undefined, {
+        ...partsOf(file.bytes, [bob]),
+      }),
+    (e: Error) =>
+      e instanceof GatewayError && e.message.includes("group member carol@relay.test ") &&
+      e.message.includes("(8388608 bytes)") && e.message.includes(`limit of ${limit} bytes`),
+  );
+});
+
+Deno.test("a limit too small for the smallest part refuses even capable recipients", () => {
+  const d = decideSize({
+    mailBytes: 100_000,
+    limit: 4096 + 10_000,
+    recipients: [bob],
+    parts: partsOf(50_000, [bob]),
+  });
+  assert.deepEqual(d, { kind: "refuse", unreachable: [bob] });
 });

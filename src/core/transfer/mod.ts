@@ -1,0 +1,6 @@
+/** Files above the relay's one-mail limit, as relay parts (entry of core/transfer/). */
+export * from "./direct_path.ts";
+export * from "./headers.ts";
+export * from "./manager.ts";
+export * from "./options.ts";
+export * from "./part_mail.ts";
