@@ -2,8 +2,8 @@
  * Files above the relay's one-mail limit between gateways as relay parts (issue 17 §2, §4; real
  * relay, real daemons): the limit is set low (256 KiB) so a few MB take many parts. Each test
  * checks the received bytes' SHA-256 and that the message showed exactly once. The file size is
- * `EDGE_TEST_TRANSFER_BYTES` (default 3 MiB; the issue's 100 MiB runs with
- * `EDGE_TEST_TRANSFER_BYTES=104857600`, best with `EDGE_TEST_RELAY_LIMIT_BYTES=31457280`).
+ * `EDGE_TEST_TRANSFER_BYTES` (default 3 MiB). The issue's 100 MiB plain file and 100 MiB `.prv` run
+ * in every suite too, at chatmail's real limit (30 MiB).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -38,8 +38,12 @@ import { TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
  */
 const LIMIT = Number(Deno.env.get("EDGE_TEST_RELAY_LIMIT_BYTES") ?? 256 * 1024);
 const SIZE = Number(Deno.env.get("EDGE_TEST_TRANSFER_BYTES") ?? 3 * 1024 * 1024);
-/** How long a transfer may take: 3 minutes, plus a second per 100 kB for larger files. */
-const WAIT_MS = 180_000 + Math.ceil(SIZE / 100_000) * 1_000;
+/** How long a transfer of `size` bytes may take: 3 minutes, plus a second per 100 kB. */
+const waitMs = (size: number) => 180_000 + Math.ceil(size / 100_000) * 1_000;
+const WAIT_MS = waitMs(SIZE);
+/** The issue's large runs: 100 MiB at chatmail's message limit. */
+const ISSUE_SIZE = 100 * 1024 * 1024;
+const CHATMAIL_LIMIT = 31_457_280;
 
 interface Msg {
   id: number;
@@ -96,46 +100,55 @@ function ofType(peer: GatewayPeer, type: string, from = 0): ReceivedEvent[] {
   return peer.events.slice(from).map((e) => e.event).filter((e) => e.type === type);
 }
 
+/** A plain file of `size` bytes from A to B as parts under `limit`: once, identical, progress. */
+async function plainTransfer(a: GatewayPeer, b: GatewayPeer, size: number, limit: number) {
+  const pair = await joinBySecureJoin(a, b);
+  await setConfig(a, { max_message_bytes: String(limit) });
+  await setConfig(b, { max_message_bytes: String(limit) });
+  const { path, bytes } = await fileIn(a, "clip.bin", size);
+  const fromA = a.events.length, fromB = b.events.length;
+  const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
+    text: "the clip",
+    file: path,
+  });
+  const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", waitMs(size), fromB);
+  const id = inc.event.msg_id as number;
+  const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
+  assert.deepEqual([m.text, m.fileName, m.fileBytes, m.chatId], [
+    "the clip",
+    "clip.bin",
+    size,
+    pair.joinerChat,
+  ]);
+  assert.equal(sha256(await Deno.readFile(m.file!)), sha256(bytes));
+  await a.waitForEvent(
+    (e) => e.event.type === "TransferDone" && e.event.msg_id === sent,
+    60_000,
+    fromA,
+  );
+  const progress = ofType(b, "TransferProgress", fromB);
+  assert.ok(progress.length >= 2, "progress while parts arrive");
+  assert.equal(progress[0].direction, "in");
+  assert.equal(progress[0].path, "relay");
+  const done = ofType(b, "TransferDone", fromB);
+  assert.deepEqual([done.length, done[0].msg_id, done[0].total], [1, id, size]);
+  const state = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
+  assert.deepEqual([state.state, state.direction, state.total], ["done", "out", size]);
+  // Exactly once: no second message, whatever else arrived.
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
+}
+
 twoGatewaysTest({
   name: "a multi-part plain file reaches the peer gateway once, identical, with progress",
   relay: { messageSizeLimit: LIMIT },
-  async fn({ a, b }) {
-    const pair = await joinBySecureJoin(a, b);
-    await setConfig(a, { max_message_bytes: String(LIMIT) });
-    await setConfig(b, { max_message_bytes: String(LIMIT) });
-    const { path, bytes } = await fileIn(a, "clip.bin", SIZE);
-    const fromA = a.events.length, fromB = b.events.length;
-    const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
-      text: "the clip",
-      file: path,
-    });
-    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
-    const id = inc.event.msg_id as number;
-    const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
-    assert.deepEqual([m.text, m.fileName, m.fileBytes, m.chatId], [
-      "the clip",
-      "clip.bin",
-      SIZE,
-      pair.joinerChat,
-    ]);
-    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(bytes));
-    await a.waitForEvent(
-      (e) => e.event.type === "TransferDone" && e.event.msg_id === sent,
-      60_000,
-      fromA,
-    );
-    const progress = ofType(b, "TransferProgress", fromB);
-    assert.ok(progress.length >= 2, "progress while parts arrive");
-    assert.equal(progress[0].direction, "in");
-    assert.equal(progress[0].path, "relay");
-    const done = ofType(b, "TransferDone", fromB);
-    assert.deepEqual([done.length, done[0].msg_id, done[0].total], [1, id, SIZE]);
-    const state = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
-    assert.deepEqual([state.state, state.direction, state.total], ["done", "out", SIZE]);
-    // Exactly once: no second message, whatever else arrived.
-    await new Promise((r) => setTimeout(r, 2_000));
-    assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
-  },
+  fn: ({ a, b }) => plainTransfer(a, b, SIZE, LIMIT),
+});
+
+twoGatewaysTest({
+  name: "100 MiB plain over relay parts at chatmail's 30 MiB limit: once, identical",
+  relay: { messageSizeLimit: CHATMAIL_LIMIT },
+  fn: ({ a, b }) => plainTransfer(a, b, ISSUE_SIZE, CHATMAIL_LIMIT),
 });
 
 /** A relay limit whose parts exceed 1 MiB, so each part mail reaches reception as a file. */
@@ -223,59 +236,77 @@ twoGatewaysTest({
   fn: (gws) => killMidTransfer(gws, "a"),
 });
 
-Deno.test({
-  name: "a multi-part .prv reaches the peer gateway as ciphertext parts, once, identical",
-  ignore: NO_RELAY,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await using license = await testLicense();
-    await using gws = await TwoGateways.start(
-      { name: "A", env: license.env },
-      { name: "B", env: license.env },
-      { messageSizeLimit: LIMIT },
-    );
-    const { a, b } = gws;
-    const pair = await joinBySecureJoin(a, b);
-    await setConfig(a, { max_message_bytes: String(LIMIT) });
-    await setConfig(b, { max_message_bytes: String(LIMIT) });
-    const { path } = await fileIn(a, "plan.bin", SIZE);
-    const r = await a.call<Record<string, unknown>>(
-      "secure_send_file",
-      1,
-      pair.inviterChat,
-      pair.joinerOnInviter,
-      path,
-      false,
-      false,
-      0,
-    );
-    const prv = await Deno.readFile(r.encrypted_path as string);
-    const fromB = b.events.length;
-    const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
-      file: r.encrypted_path,
-      viewtype: "File",
-      text: "the plan",
-    });
-    // While the parts travel, the owner does not call B `active`.
-    const owner = () =>
-      a.call<{ recipients: { state: string }[] }>("secure_get_file_status", 1, sent);
-    assert.deepEqual((await owner()).recipients.map((r) => r.state), ["in_transfer"]);
-    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
-    const id = inc.event.msg_id as number;
-    const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
-    assert.equal(m.text, "the plan");
-    await a.poll(owner, (st) => st.recipients[0]?.state === "active");
-    assert.match(m.file!, /\.prv$/);
-    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(prv));
-    const status = await b.call<Record<string, unknown>>("secure_get_file_status", 1, id);
-    assert.deepEqual([status.state, status.role], ["active", "recipient"]);
-    const t = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
-    assert.equal(t.direction, "out");
-    await new Promise((r) => setTimeout(r, 2_000));
-    assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
-  },
-});
+/** A `.prv` of `size` bytes from A to B as ciphertext parts under `limit`: once, identical. */
+async function prvTransfer(size: number, limit: number) {
+  await using license = await testLicense();
+  await using gws = await TwoGateways.start(
+    { name: "A", env: license.env },
+    { name: "B", env: license.env },
+    { messageSizeLimit: limit },
+  );
+  const { a, b } = gws;
+  const pair = await joinBySecureJoin(a, b);
+  await setConfig(a, { max_message_bytes: String(limit) });
+  await setConfig(b, { max_message_bytes: String(limit) });
+  const { path } = await fileIn(a, "plan.bin", size);
+  const r = await a.call<Record<string, unknown>>(
+    "secure_send_file",
+    1,
+    pair.inviterChat,
+    pair.joinerOnInviter,
+    path,
+    false,
+    false,
+    0,
+  );
+  const prv = await Deno.readFile(r.encrypted_path as string);
+  const fromB = b.events.length;
+  const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
+    file: r.encrypted_path,
+    viewtype: "File",
+    text: "the plan",
+  });
+  // While the parts travel, the owner does not call B `active`.
+  const owner = () =>
+    a.call<{ recipients: { state: string }[] }>("secure_get_file_status", 1, sent);
+  assert.deepEqual((await owner()).recipients.map((r) => r.state), ["in_transfer"]);
+  const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", waitMs(size), fromB);
+  const id = inc.event.msg_id as number;
+  const m = (await b.call<Record<string, Msg>>("get_messages", 1, [id]))[id];
+  assert.equal(m.text, "the plan");
+  await a.poll(owner, (st) => st.recipients[0]?.state === "active");
+  assert.match(m.file!, /\.prv$/);
+  assert.equal(sha256(await Deno.readFile(m.file!)), sha256(prv));
+  const status = await b.call<Record<string, unknown>>("secure_get_file_status", 1, id);
+  assert.deepEqual([status.state, status.role], ["active", "recipient"]);
+  const t = await a.call<Record<string, unknown>>("get_transfer", 1, sent);
+  assert.equal(t.direction, "out");
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
+}
+
+for (
+  const [name, size, limit] of [
+    [
+      "a multi-part .prv reaches the peer gateway as ciphertext parts, once, identical",
+      SIZE,
+      LIMIT,
+    ],
+    [
+      "100 MiB .prv over relay parts at chatmail's 30 MiB limit: ciphertext, once",
+      ISSUE_SIZE,
+      CHATMAIL_LIMIT,
+    ],
+  ] as const
+) {
+  Deno.test({
+    name,
+    ignore: NO_RELAY,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: () => prvTransfer(size, limit),
+  });
+}
 
 twoGatewaysTest({
   name: "a part deleted from the receiver's INBOX before it is fetched is asked for again",
