@@ -241,24 +241,33 @@ function splitMultipart(body: string, boundary: string): string[] {
   return parts;
 }
 
-function parseEntity(binary: string, depth: number, budget: { parts: number }): MimePart {
+/** Refuses an entity nested deeper than, or counted past, MIME_LIMITS (both parsers). */
+export function checkEntityBudget(depth: number, parts: number): void {
   if (depth > MIME_LIMITS.maxDepth) {
     throw new MimeParseError(`MIME nesting deeper than ${MIME_LIMITS.maxDepth}`);
   }
-  if (++budget.parts > MIME_LIMITS.maxParts) {
+  if (parts > MIME_LIMITS.maxParts) {
     throw new MimeParseError(`more than ${MIME_LIMITS.maxParts} MIME parts`);
   }
-  const [head, rawBody] = splitEntity(binary);
-  const headers = parseHeaderBlock(head);
-  const contentType = parseParamValue(
-    headers.get("content-type") ?? "text/plain; charset=us-ascii",
-  );
+}
+
+/** An entity's parsed head: its headers, Content-Type (default text/plain) and disposition. */
+export function entityHead(
+  headers: MimeHeaders,
+): Pick<MimePart, "headers" | "contentType" | "disposition"> {
   const dispRaw = headers.get("content-disposition");
-  const part = {
+  return {
     headers,
-    contentType,
+    contentType: parseParamValue(headers.get("content-type") ?? "text/plain; charset=us-ascii"),
     ...(dispRaw === undefined ? {} : { disposition: parseParamValue(dispRaw) }),
   };
+}
+
+function parseEntity(binary: string, depth: number, budget: { parts: number }): MimePart {
+  checkEntityBudget(depth, ++budget.parts);
+  const [head, rawBody] = splitEntity(binary);
+  const part = entityHead(parseHeaderBlock(head));
+  const { contentType, headers } = part;
   if (contentType.value.startsWith("multipart/")) {
     const boundary = contentType.params.boundary;
     if (!boundary) throw new MimeParseError(`${contentType.value} without a boundary parameter`);

@@ -8,13 +8,14 @@
 import { bodyDecoder, type ByteSink } from "./body_decoders.ts";
 import { type ByteSource, type Line, LineReader } from "./line_reader.ts";
 import {
+  checkEntityBudget,
+  entityHead,
   MIME_LIMITS,
   type MimeHeaders,
   MimeParseError,
   type MimePart,
   type ParamValue,
   parseHeaderBlock,
-  parseParamValue,
   type SpooledBody,
 } from "./parser.ts";
 
@@ -137,22 +138,9 @@ class StreamParser {
   }
 
   async entity(depth: number, boundaries: readonly string[], ancestors: string[]) {
-    if (depth > MIME_LIMITS.maxDepth) {
-      throw new MimeParseError(`MIME nesting deeper than ${MIME_LIMITS.maxDepth}`);
-    }
-    if (++this.#parts > MIME_LIMITS.maxParts) {
-      throw new MimeParseError(`more than ${MIME_LIMITS.maxParts} MIME parts`);
-    }
-    const headers = await this.#headers(boundaries);
-    const contentType = parseParamValue(
-      headers.get("content-type") ?? "text/plain; charset=us-ascii",
-    );
-    const dispRaw = headers.get("content-disposition");
-    const part = {
-      headers,
-      contentType,
-      ...(dispRaw === undefined ? {} : { disposition: parseParamValue(dispRaw) }),
-    };
+    checkEntityBudget(depth, ++this.#parts);
+    const part = entityHead(await this.#headers(boundaries));
+    const { contentType, headers } = part;
     if (contentType.value.startsWith("multipart/")) {
       const boundary = contentType.params.boundary;
       if (!boundary) throw new MimeParseError(`${contentType.value} without a boundary parameter`);
