@@ -100,6 +100,43 @@ export function encryptedLengthBound(
   return p + partial + aead + zlib + FRAME_BOUND + SIGNATURE_BOUND + PKESK_BOUND * keys;
 }
 
+/** openpgp.readMessage, failing as PgpError. */
+async function readOrFail<T extends Uint8Array | ReadableStream<Uint8Array>>(
+  options: { binaryMessage: T; config?: Partial<openpgp.Config> },
+): Promise<openpgp.Message<T>> {
+  try {
+    return await openpgp.readMessage(options);
+  } catch (cause) {
+    throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
+  }
+}
+
+/**
+ * Decrypts `message` with `key`, or, when it has a password-encrypted session key and passwords
+ * are given (a channel post), with one of `passwords`; failing as PgpError. No date: our own key
+ * decrypts whatever this device's clock says about its binding.
+ */
+async function decryptWith<T extends Uint8Array | ReadableStream<Uint8Array>>(
+  message: openpgp.Message<T>,
+  key: openpgp.PrivateKey,
+  passwords: readonly string[],
+  config: openpgp.Config,
+): Promise<openpgp.Message<T>> {
+  const symmetric = passwords.length > 0 &&
+    message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
+  try {
+    return await message.decrypt(
+      symmetric ? undefined : [key],
+      symmetric ? [...passwords] : undefined,
+      undefined,
+      null as unknown as Date,
+      config,
+    );
+  } catch (cause) {
+    throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
+  }
+}
+
 /** A decrypted message whose signature is checked separately (see `verify`). */
 export interface Decrypted {
   readonly plaintext: Uint8Array;
@@ -120,22 +157,12 @@ export async function decryptMessage(
   maxBytes = MAX_PLAINTEXT_BYTES,
   passwords: readonly string[] = [],
 ): Promise<Decrypted> {
-  let decrypted: openpgp.Message<Uint8Array>;
-  try {
-    const message = await openpgp.readMessage({ binaryMessage: ciphertext });
-    const symmetric = passwords.length > 0 &&
-      message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
-    decrypted = await message.decrypt(
-      symmetric ? undefined : [key],
-      symmetric ? [...passwords] : undefined,
-      undefined,
-      // No date: our own key decrypts whatever this device's clock says about its binding.
-      null as unknown as Date,
-      { ...openpgp.config, maxDecompressedMessageSize: maxBytes },
-    );
-  } catch (cause) {
-    throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
-  }
+  const decrypted = await decryptWith(
+    await readOrFail({ binaryMessage: ciphertext }),
+    key,
+    passwords,
+    { ...openpgp.config, maxDecompressedMessageSize: maxBytes },
+  );
   const data = decrypted.getLiteralData();
   if (!(data instanceof Uint8Array)) throw new PgpError("cannot decrypt: literal data is a stream");
   const plaintext = data;
@@ -241,21 +268,12 @@ export async function decryptStream(
     // Plaintext flows before the integrity check; the caller uses none of it before the end.
     allowUnauthenticatedStream: true,
   };
-  let decrypted: openpgp.Message<ReadableStream<Uint8Array>>;
-  try {
-    const message = await openpgp.readMessage({ binaryMessage: ciphertext, config });
-    const symmetric = passwords.length > 0 &&
-      message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey).length > 0;
-    decrypted = await message.decrypt(
-      symmetric ? undefined : [key],
-      symmetric ? [...passwords] : undefined,
-      undefined,
-      null as unknown as Date,
-      config,
-    );
-  } catch (cause) {
-    throw new PgpError(`cannot decrypt: ${(cause as Error).message}`, { cause });
-  }
+  const decrypted = await decryptWith(
+    await readOrFail({ binaryMessage: ciphertext, config }),
+    key,
+    passwords,
+    config,
+  );
   const inner = decrypted.unwrapCompressed();
   const literal = inner.packets.filterByTag(openpgp.enums.packet.literalData)[0] as
     | openpgp.LiteralDataPacket
