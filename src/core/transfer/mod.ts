@@ -1,5 +1,6 @@
-/** Files above the relay's one-mail limit, as relay parts (entry of core/transfer/). */
+/** Files above the relay's one-mail limit: relay parts and the direct path (entry of core/transfer/). */
 export * from "./direct_path.ts";
+export type { DirectEndpoint } from "./direct_quic.ts";
 export * from "./headers.ts";
 export * from "./manager.ts";
 export * from "./options.ts";
