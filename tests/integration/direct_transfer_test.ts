@@ -236,6 +236,11 @@ twoGatewaysTest({
       // The restarted receiver asks for what it misses after 2 s instead of 5 minutes.
       await setConfig(b, { transfer_request_after_ms: "2000" });
       await receivedOnce(b, pair.joinerChat, file.sha);
+      // The direct run was cut; relay parts finished it from what B had kept.
+      assert.match(
+        gws.a.daemon.output(),
+        /direct path failed; relay parts take the transfer|the receiver left the direct path/,
+      );
     } finally {
       await unthrottle?.();
     }

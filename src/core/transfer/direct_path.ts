@@ -3,6 +3,10 @@
  * The transfer manager offers each new outgoing transfer to the strategy first; one that takes it
  * reports `path: "direct"` in its events and hands it back to relay parts when it cannot finish.
  */
+import type { P2pEndpoint } from "../../transport/p2p/mod.ts";
+
+/** What the QUIC strategy needs of the process's endpoint (docs/p2p.md). */
+export type DirectEndpoint = Pick<P2pEndpoint, "offer" | "accept">;
 
 /** What a direct strategy is offered: an outgoing transfer already recorded. */
 export interface DirectOffer {

@@ -12,19 +12,15 @@ import type {
   IncomingTransfer,
   OutgoingTransfer,
   P2pAnswer,
-  P2pEndpoint,
   P2pOffer,
 } from "../../transport/p2p/mod.ts";
-import type { DirectHooks, DirectOffer, DirectPath } from "./direct_path.ts";
+import type { DirectEndpoint, DirectHooks, DirectOffer, DirectPath } from "./direct_path.ts";
 import { type DirectHeader, formatDirect, parseDirect, parseDirectBody } from "./direct_mail.ts";
 import { blobSource, leadingBytes, PartialBlobSink } from "./direct_sink.ts";
 import { bit, type TransferKit } from "./kit.ts";
 import { partialPath } from "./partial_blob.ts";
 
 const log = logger("transfer");
-
-/** What the strategy needs of the QUIC endpoint (`P2pEndpoint`). */
-export type DirectEndpoint = Pick<P2pEndpoint, "offer" | "accept">;
 
 /** What became of a direct-path mail (as the manager's other transfer mails). */
 export type DirectOutcome =
@@ -61,7 +57,7 @@ export class QuicDirectPath implements DirectPath {
 
   async offer(o: DirectOffer, hooks: DirectHooks): Promise<boolean> {
     const { kit } = this;
-    // Files below about 1 MB take the relay (SPEC §1); groups take relay parts (one offer is for
+    // Files below about 1 MB take the relay (docs/transfer.md#direct-path); groups take relay parts (one offer is for
     // one peer).
     if (this.endpoint === undefined || o.size < kit.o.directMinBytes) return false;
     if (o.recipients.length !== 1 || kit.keyed(o.recipients[0]) === undefined) return false;

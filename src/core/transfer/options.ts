@@ -8,8 +8,7 @@ import type { BlobFile } from "../blobs.ts";
 import type { CoreContext } from "../context.ts";
 import type { KeyedRecipient } from "../send/mail_composer.ts";
 import type { RenderedMail } from "../send/rendered_mail.ts";
-import type { DirectPath } from "./direct_path.ts";
-import type { DirectEndpoint } from "./direct_quic.ts";
+import type { DirectEndpoint, DirectPath } from "./direct_path.ts";
 import { ConfigKey, type Store } from "../../store/mod.ts";
 
 /** Timings and bounds (docs/transfer.md#timeouts). */
@@ -28,7 +27,7 @@ export interface TransferOptions {
   readonly diskReserveBytes: number;
   /** How long a sender waits for the answer to a direct-path offer before it takes the relay. */
   readonly directAnswerMs: number;
-  /** Files below this always take the relay, never the direct path (SPEC §1: about 1 MB). */
+  /** Files below this always take the relay, never the direct path (about 1 MB, docs/transfer.md#direct-path). */
   readonly directMinBytes: number;
 }
 
