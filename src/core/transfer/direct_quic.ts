@@ -94,6 +94,12 @@ export class QuicDirectPath implements DirectPath {
     return true;
   }
 
+  /** Stops every wait for an answer (the process stops; nothing more is sent or recorded). */
+  close(): void {
+    for (const waiting of [...this.#waiting.values()]) waiting("dropped");
+    this.#waiting.clear();
+  }
+
   drop(transferId: string): void {
     this.#waiting.get(transferId)?.("dropped");
     this.#out.get(transferId)?.cancel();
@@ -187,11 +193,13 @@ export class QuicDirectPath implements DirectPath {
       await this.#mail(contact.addr, { id: h.id, action: "decline", reason });
       return { kind: "transfer", what: `direct offer declined: ${reason}` };
     };
-    if (this.endpoint === undefined) return await decline("off");
+    // An offer for no transfer of this key gets no reply (nothing to amplify).
+    const t = ctx.store.transfers.get("in", h.id, signer);
+    if (t === undefined) return { kind: "transfer", what: "direct offer for no transfer" };
     // The sender stopped waiting (this mail came late): it sends relay parts already.
     if (ctx.now() > h.until) return { kind: "transfer", what: "direct offer too late" };
-    const t = ctx.store.transfers.get("in", h.id, signer);
-    if (t === undefined || t.state !== "active") return await decline("unknown_transfer");
+    if (this.endpoint === undefined) return await decline("off");
+    if (t.state !== "active") return await decline("ended");
     const offer = parseDirectBody(body) as P2pOffer | undefined;
     // The offer must describe the file the signed announcement named.
     if (offer?.transfer_id !== t.id || offer.size !== t.size || offer.sha256 !== t.sha256) {
@@ -239,6 +247,10 @@ export class QuicDirectPath implements DirectPath {
     sink.close();
     if (this.#in.get(key)?.gen !== gen) return; // a newer offer took over
     this.#in.delete(key);
+    if (!outcome.ok && outcome.reason === "cancelled") {
+      kit.onDirect.delete(`in:${t.id}`);
+      return; // the daemon stops: the next start resumes from the recorded parts
+    }
     const cur = store.transfers.get("in", t.id, t.peerFingerprint);
     if (outcome.ok) {
       try {
@@ -249,7 +261,7 @@ export class QuicDirectPath implements DirectPath {
       return;
     }
     kit.onDirect.delete(`in:${t.id}`);
-    if (outcome.reason === "cancelled" || cur?.state !== "active") return;
+    if (cur?.state !== "active") return;
     log.info("direct path failed; relay parts take the rest", {
       transferId: t.id,
       reason: outcome.reason,

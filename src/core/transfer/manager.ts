@@ -57,6 +57,11 @@ export class TransferManager {
     this.#out.direct = this.#direct;
   }
 
+  /** Stops the direct path's waits (the daemon stops; the endpoint closes on its own). */
+  close(): void {
+    this.#direct.close();
+  }
+
   /** Wires the reception step that shows a completed file (the receiver is built later). */
   setShow(show: ShowAssembled): void {
     this.#in.setShow(show);
