@@ -150,6 +150,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     stop: async () => {
       clearInterval(sweep);
       clearTimeout(transferTimer);
+      core.transfers.close(); // direct transfers waiting for an answer stop waiting
       await settling;
       await transferSweep;
       try {
