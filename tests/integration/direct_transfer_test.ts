@@ -10,7 +10,8 @@ import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import { DataDirLayout } from "../../src/constants.ts";
 import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
-import type { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { GatewayPeer } from "../_helpers/gateway_peer.ts";
+import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { sh } from "../_helpers/netns.ts";
 import { type TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
@@ -158,6 +159,35 @@ twoGatewaysTest({
     assert.ok(row.resend === "" || row.resend === "[]", row.resend);
     await new Promise((r) => setTimeout(r, 2_000));
     assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
+    // The port is logged once; the endpoint closes with the rest at shutdown.
+    assert.equal(a.daemon.output().match(/direct path listening on UDP/g)?.length, 1);
+    assert.equal(await a.daemon.stop(), 0);
+    assert.doesNotMatch(a.daemon.output(), /shutdown: stopping the direct path endpoint failed/);
+  },
+});
+
+Deno.test({
+  name: "a direct-path port that cannot be bound is a warning: the daemon runs, relay only",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using relay = await startRelay({ filter: true });
+    const taken = Deno.listenDatagram({ hostname: "127.0.0.1", port: 0, transport: "udp" });
+    try {
+      const port = (taken.addr as Deno.NetAddr).port;
+      await using peer = await GatewayPeer.start("A", relay, {
+        env: { EDGE_P2P_LISTEN: `127.0.0.1:${port}` },
+      });
+      await peer.call("get_info", 1); // it runs and answers
+      assert.match(
+        peer.daemon.output(),
+        new RegExp(`WARN .*direct path off: cannot open UDP 127\\.0\\.0\\.1:${port}`),
+      );
+      assert.doesNotMatch(peer.daemon.output(), /direct path listening/);
+    } finally {
+      taken.close();
+    }
   },
 });
 
