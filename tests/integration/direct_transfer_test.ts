@@ -276,3 +276,36 @@ twoGatewaysTest({
     }
   },
 });
+
+twoGatewaysTest({
+  name: "SIGKILL of the sender mid direct transfer: after restart it completes, once",
+  ignore: NO_NFT,
+  relay: { messageSizeLimit: LIMIT },
+  gateways: [{ name: "A", env: DIRECT_ON, keepData: true }, { name: "B", env: DIRECT_ON }],
+  async fn(gws) {
+    let unthrottle: (() => Promise<void>) | undefined;
+    try {
+      const { pair, file, fromB } = await sendFile(gws, "sender-killed.bin", async () => {
+        unthrottle = await nftTable(
+          `edgeslow${Deno.pid}`,
+          `udp dport ${p2pPort(gws.b)} limit rate over 256 kbytes/second drop`,
+        );
+      });
+      await gws.b.waitForEvent(
+        (e) => e.event.type === "TransferProgress" && e.event.path === "direct",
+        WAIT_MS,
+        fromB,
+      );
+      await gws.a.daemon.stop("SIGKILL");
+      await gws.a.stop();
+      await unthrottle?.();
+      unthrottle = undefined;
+      await gws.restart("a");
+      await setConfig(gws.b, { transfer_request_after_ms: "2000" });
+      await receivedOnce(gws.b, pair.joinerChat, file.sha);
+      assert.equal(ofType(gws.b, "TransferFailed", fromB).length, 0);
+    } finally {
+      await unthrottle?.();
+    }
+  },
+});

@@ -149,7 +149,9 @@ export class QuicDirectPath implements DirectPath {
       log.info("file sent over the direct path", { transferId: id, attempts: outcome.attempts });
       return;
     }
-    if (outcome.reason === "cancelled") return; // dropped, or the daemon stops
+    // Cancelled (the daemon stops), or dropped by the transfer layer (a request came, the
+    // transfer ended) while the run wound down: nothing left to hand back.
+    if (outcome.reason === "cancelled" || !kit.onDirect.has(`out:${id}`)) return;
     kit.onDirect.delete(`out:${id}`);
     log.info("direct path failed; relay parts take the transfer", {
       transferId: id,
