@@ -29,6 +29,7 @@ interface Setup {
 async function setup(
   dir: string,
   ep: { a?: P2pEndpointOptions; b?: P2pEndpointOptions | null } = {},
+  options: Partial<TransferOptions> = OPTIONS,
 ): Promise<Setup> {
   const endpoints: P2pEndpoint[] = [];
   const open = async (o: P2pEndpointOptions | null | undefined) => {
@@ -44,7 +45,7 @@ async function setup(
     0,
     undefined,
     ACTIVE_LICENSE,
-    OPTIONS,
+    options,
     await open(ep.a),
   );
   const b = await testAccount(
@@ -54,7 +55,7 @@ async function setup(
     0,
     undefined,
     ACTIVE_LICENSE,
-    OPTIONS,
+    options,
     await open(ep.b),
   );
   const { bOnA } = introduce(a, b);
@@ -164,6 +165,26 @@ Deno.test({
       assert.equal(sha(await received(s)), sha(s.bytes));
       assert.deepEqual(kinds(s.b, "TransferDone").map((e) => e.path), ["relay"]);
       assert.equal(kinds(s.b, "TransferFailed").length, 0);
+    } finally {
+      close(s);
+    }
+  },
+});
+
+Deno.test({
+  name: "a file below 1 MiB is never offered: relay parts at once",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using tmp = await makeTempDir("direct");
+    const s = await setup(tmp.path, { a: {}, b: {} }, { directAnswerMs: 20_000 });
+    try {
+      const msgId = await send(s);
+      await s.a.transfers.pump();
+      // Parts queued on the first pass: no offer was waited for.
+      assert.ok(s.a.store.transfers.byMessage(msgId)!.nextPart > 0, "parts queued at once");
+      await exchangeUntil(s, () => kinds(s.a, "TransferDone").length > 0);
+      assert.deepEqual(kinds(s.b, "TransferDone").map((e) => e.path), ["relay"]);
     } finally {
       close(s);
     }
