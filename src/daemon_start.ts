@@ -24,6 +24,7 @@ import { watchDiskSpace } from "./store/mod.ts";
 import { buildMethodTable } from "./rpc/methods/mod.ts";
 import type { Services } from "./services.ts";
 import { monotonicNow } from "./transport/clock.ts";
+import { P2pEndpoint } from "./transport/p2p/mod.ts";
 import { ImapLoop } from "./transport/imap_loop.ts";
 import { ViewerSessions } from "./viewer/session.ts";
 import { protectedFileSource } from "./protected_files/viewer_source.ts";
@@ -66,6 +67,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   const connectivity = new ConnectivityMonitor(bus, Connectivity.NOT_CONNECTED);
   // One memory-reducing collection after each burst of large requests or large mails.
   const burstGc = new BurstGc(BURST_GC);
+  const p2p = await openDirectPath(config);
   const mail = await createMailRuntime({
     store: account.store,
     events: bus,
@@ -76,6 +78,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     noteGarbage: (bytes) => burstGc.note(bytes),
     problems: connectivity,
     license: account.license,
+    p2p,
   });
   const services: Services = {
     config,
@@ -125,6 +128,7 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
     server = serve(config, app.serverFetch, () => burstGc.note(BURST_GC.connectionBytes));
   } catch (err) {
     loops.abort();
+    p2p?.close();
     await imap.stop();
     await mail.stop();
     await licenseRetry;
@@ -142,6 +146,8 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
   });
 
   const steps: [string, () => unknown][] = [
+    // First: running direct transfers end as cancelled and resume after the next start.
+    ["direct path endpoint", () => p2p?.close()],
     ["IMAP loop", () => (loops.abort(), imap.stop())],
     ["outbox and receipts", () => mail.stop()],
     ["license activation retry", () => licenseRetry],
@@ -169,6 +175,36 @@ export async function startDaemon(config: GatewayConfig): Promise<RunningDaemon>
         log.info("stopped");
       })(),
   };
+}
+
+/**
+ * Opens the direct path's QUIC endpoint (docs/p2p.md) unless `--p2p-listen off`. A port that
+ * cannot be bound (or a STUN server that fails) is a warning: the daemon runs without the direct
+ * path, and relay parts carry every file.
+ */
+async function openDirectPath(config: GatewayConfig): Promise<P2pEndpoint | undefined> {
+  if (config.p2pListen === null) {
+    log.info("direct path off (--p2p-listen off): files above the relay limit go as relay parts");
+    return undefined;
+  }
+  const { host, port } = config.p2pListen;
+  try {
+    const ep = await P2pEndpoint.open({
+      hostname: host,
+      port,
+      ...(config.stunServer === undefined
+        ? {}
+        : { stun: { hostname: config.stunServer.host, port: config.stunServer.port } }),
+    });
+    log.info(`direct path listening on UDP ${host}:${ep.port}`, { candidates: ep.candidates });
+    return ep;
+  } catch (err) {
+    log.warn(
+      `direct path off: cannot open UDP ${host}:${port}: ${describeError(err)}; ` +
+        "files above the relay limit go as relay parts",
+    );
+    return undefined;
+  }
 }
 
 /** Binds the HTTP server (synchronously); a clear error when it cannot. */

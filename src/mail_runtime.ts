@@ -8,6 +8,7 @@ import { removeReceiveLeftovers } from "./core/blobs.ts";
 import { blobDirOf } from "./core/context.ts";
 import { loadIdentity } from "./core/contacts/mod.ts";
 import { InboxReception } from "./core/receive/mod.ts";
+import type { DirectEndpoint } from "./core/transfer/mod.ts";
 import type { EventSink } from "./events/types.ts";
 import type { LicenseSource } from "./license/manager.ts";
 import type { StoredSecretKeys } from "./protected_files/key_shares.ts";
@@ -40,6 +41,8 @@ export interface MailRuntimeOptions {
   readonly problems?: MailProblemSink;
   /** Gates sharing protected files. */
   readonly license: LicenseSource;
+  /** The direct path's QUIC endpoint (docs/p2p.md); none when `--p2p-listen off` or unbound. */
+  readonly p2p?: DirectEndpoint | undefined;
 }
 
 /** What the daemon wires. */
@@ -82,6 +85,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     license: o.license,
     secretKeys: o.secretKeys,
     wakeSender: () => loops.smtp?.wake(),
+    p2p: o.p2p,
   });
   // Mails rendered for sends that never committed (a crash between the two) have no row.
   const orphans = await core.ctx.spool.sweep(new Set(o.store.outbox.spools()));
@@ -146,6 +150,7 @@ export async function createMailRuntime(o: MailRuntimeOptions): Promise<MailRunt
     stop: async () => {
       clearInterval(sweep);
       clearTimeout(transferTimer);
+      core.transfers.close(); // direct transfers waiting for an answer stop waiting
       await settling;
       await transferSweep;
       try {

@@ -80,6 +80,11 @@ export const Header = {
   EDGE_TRANSFER_PART: "Edge-Transfer-Part",
   /** On a hidden control mail: parts asked for again, done, refused (docs/transfer.md). */
   EDGE_TRANSFER_CONTROL: "Edge-Transfer-Control",
+  /**
+   * On a hidden direct-path mail: the sender's QUIC offer, the receiver's answer or its decline;
+   * the offer or answer is the JSON body (docs/transfer.md#direct-path, docs/p2p.md).
+   */
+  EDGE_TRANSFER_DIRECT: "Edge-Transfer-Direct",
 } as const;
 
 /** Tokens of `Header.EDGE_CAPABILITIES`. */
@@ -98,6 +103,17 @@ export const TransferAction = {
   REFUSED: "refused",
 } as const;
 export type TransferAction = typeof TransferAction[keyof typeof TransferAction];
+
+/** What a `Header.EDGE_TRANSFER_DIRECT` mail says (docs/transfer.md#direct-path). */
+export const DirectAction = {
+  /** The sender offers the file over QUIC (body: its candidates, pin and token). */
+  OFFER: "offer",
+  /** The receiver takes the offer (body: its own candidates, pin and token). */
+  ANSWER: "answer",
+  /** The receiver will not connect (its direct path is off, or the offer was refused). */
+  DECLINE: "decline",
+} as const;
+export type DirectAction = typeof DirectAction[keyof typeof DirectAction];
 export type Header = typeof Header[keyof typeof Header];
 
 /** `Chat-Version` value of every chat mail. */

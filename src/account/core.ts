@@ -29,7 +29,12 @@ import { PeerKeyCache } from "../core/contacts/mod.ts";
 import { ReceiptBatcher } from "../core/send/mod.ts";
 import { checkMailSize, PRV_PDU_ROOM_BYTES } from "../core/send/mod.ts";
 import { Receiver } from "../core/receive/mod.ts";
-import { type DirectPath, TransferManager, type TransferOptions } from "../core/transfer/mod.ts";
+import {
+  type DirectEndpoint,
+  type DirectPath,
+  TransferManager,
+  type TransferOptions,
+} from "../core/transfer/mod.ts";
 import type { EventSink } from "../events/types.ts";
 import { requireLicense } from "../license/gate.ts";
 import type { LicenseSource } from "../license/manager.ts";
@@ -83,6 +88,8 @@ export interface AccountCoreOptions {
   readonly transferOptions?: Partial<TransferOptions> | undefined;
   /** The direct path between gateways, offered each new outgoing transfer first (none: relay). */
   readonly direct?: DirectPath | undefined;
+  /** The process's QUIC endpoint for the direct path (docs/p2p.md); none: the path is off. */
+  readonly p2p?: DirectEndpoint | undefined;
 }
 
 /** One account's domain, built once; see the module doc. */
@@ -159,6 +166,7 @@ export function createAccountCore(o: AccountCoreOptions): AccountCore {
     sealer: composer,
     options: o.transferOptions,
     direct: o.direct,
+    endpoint: o.p2p,
   });
   // The size before anything is stored: a bound from the file's size, the file unread. A file
   // too large for one mail goes as relay parts when every recipient's gateway takes them

@@ -61,6 +61,8 @@ export function spawnDaemon(opts: SpawnDaemonOptions): DaemonProcess {
     DENO: Deno.execPath(),
     [`${prefix}SERVER`]: opts.relay.httpOrigin,
     [`${prefix}LOG_LEVEL`]: "debug",
+    // The direct path (docs/p2p.md) stays off unless a test turns it on: relay tests stay relay.
+    EDGE_P2P_LISTEN: "off",
     NO_COLOR: "1",
     ...opts.relay.tlsEnv(),
     ...opts.env,

@@ -7,7 +7,7 @@ import { type AccountCore, createAccountCore } from "../../src/account/core.ts";
 import { loadIdentity } from "../../src/core/contacts/identity.ts";
 import type { RenderedMail } from "../../src/core/chats/messages.ts";
 import type { ReceiveOutcome } from "../../src/core/receive/pipeline.ts";
-import type { TransferOptions } from "../../src/core/transfer/mod.ts";
+import type { DirectEndpoint, TransferOptions } from "../../src/core/transfer/mod.ts";
 import { generateAccountKey } from "../../src/crypto/keygen.ts";
 import type { LicenseSource } from "../../src/license/manager.ts";
 import { ConfigKey, Store } from "../../src/store/mod.ts";
@@ -40,6 +40,7 @@ export async function testAccount(
   now?: () => number,
   license: LicenseSource = ACTIVE_LICENSE,
   transferOptions?: Partial<TransferOptions>,
+  p2p?: DirectEndpoint,
 ): Promise<TestAccount> {
   const store = Store.open(":memory:");
   store.config.set(ConfigKey.ADDR, addr);
@@ -57,6 +58,7 @@ export async function testAccount(
     receiptWindowMs,
     queue: (m) => outbox.push(m),
     transferOptions,
+    p2p,
   });
   return { ...core, addr, store, sink, outbox };
 }

@@ -159,12 +159,12 @@ export class IncomingTransfers {
         emit({ kind: "TransferProgress", ...this.kit.fields(t, bytes) });
       }
     });
-    if (done === t.parts) await this.#complete(ctx.store.transfers.get("in", t.id, signer)!);
+    if (done === t.parts) await this.complete(ctx.store.transfers.get("in", t.id, signer)!);
     return { kind: "transfer", what: `part ${p.index}` };
   }
 
   /** Verifies the whole file, shows the message once, confirms to the sender. */
-  async #complete(t: TransferRecord): Promise<void> {
+  async complete(t: TransferRecord): Promise<void> {
     const key = `${t.id}:${t.peerFingerprint}`;
     if (this.#completing.has(key)) return;
     this.#completing.add(key);
@@ -245,9 +245,11 @@ export class IncomingTransfers {
     const requestAfterMs = configuredRequestAfterMs(ctx.store) ?? o.requestAfterMs;
     for (const t of ctx.store.transfers.active("in")) {
       if (countBits(t.have, t.parts) === t.parts) {
-        await this.#complete(t);
+        await this.complete(t);
         continue;
       }
+      // The direct path carries it now; it asks for parts itself if that path fails.
+      if (this.kit.onDirect.has(`in:${t.id}`)) continue;
       // After a restart the parts that came meanwhile are still in INBOX: wait for them first.
       if (now - Math.max(t.updatedAt, this.#startedAt) < requestAfterMs) continue;
       if (t.requests >= o.maxRequests) {

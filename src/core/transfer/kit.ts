@@ -39,6 +39,8 @@ export class TransferKit {
   readonly ctx: CoreContext;
   readonly o: TransferOptions;
   readonly throttle: ProgressThrottle;
+  /** Transfers the direct path carries now, as `out:<id>` / `in:<id>` (their events say so). */
+  readonly onDirect = new Set<string>();
 
   constructor(readonly deps: TransferDeps) {
     this.ctx = deps.ctx;
@@ -61,12 +63,21 @@ export class TransferKit {
       direction: t.direction,
       bytes,
       total: t.size,
-      path: "relay" as const,
+      path: this.onDirect.has(`${t.direction}:${t.id}`) ? "direct" as const : "relay" as const,
     };
   }
 
   /** Queues a hidden control mail to `to` (request, done, refused). */
-  async sendControl(to: readonly string[], c: TransferControl): Promise<void> {
+  sendControl(to: readonly string[], c: TransferControl): Promise<void> {
+    return this.sendHidden(to, [Header.EDGE_TRANSFER_CONTROL, formatControl(c)]);
+  }
+
+  /** Queues a hidden transfer mail to `to` with its one transfer header and an optional body. */
+  async sendHidden(
+    to: readonly string[],
+    header: readonly [string, string],
+    body?: Uint8Array,
+  ): Promise<void> {
     const recipients = to.map((a) => this.keyed(a)).filter((r) => r !== undefined);
     if (recipients.length === 0) return;
     const messageId = this.deps.sealer.newMessageId();
@@ -75,7 +86,8 @@ export class TransferKit {
       to: recipients.map((r) => r.addr),
       messageId,
       date: new Date(this.ctx.now()),
-      header: [Header.EDGE_TRANSFER_CONTROL, formatControl(c)],
+      header,
+      ...(body === undefined ? {} : { body }),
     });
     const mail = await this.deps.sealer.seal(inner, recipients, messageId);
     this.ctx.tx.run(() => {

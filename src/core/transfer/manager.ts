@@ -11,6 +11,8 @@ import { assignChat } from "../receive/assignment.ts";
 import type { OutgoingDraft } from "../send/rendered_mail.ts";
 import { parseControl } from "./headers.ts";
 import { IncomingTransfers, type TransferOutcome } from "./incoming.ts";
+import { QuicDirectPath } from "./direct_quic.ts";
+import { MAX_DIRECT_BODY_BYTES } from "./direct_mail.ts";
 import { countBits, partPrefix, TransferKit } from "./kit.ts";
 import type { ShowAssembled, TransferDeps } from "./options.ts";
 import { OutgoingTransfers, type PartsPlan, type PartsSend } from "./outgoing.ts";
@@ -44,10 +46,20 @@ export class TransferManager {
   /** Unix ms of the last look for partial blobs no transfer owns. */
   #orphansCheckedAt = -Infinity;
 
+  readonly #direct: QuicDirectPath;
+
   constructor(deps: TransferDeps) {
     this.#kit = new TransferKit(deps);
     this.#out = new OutgoingTransfers(this.#kit);
     this.#in = new IncomingTransfers(this.#kit);
+    // Also without an endpoint: it then declines the offers of peers at once.
+    this.#direct = new QuicDirectPath(this.#kit, deps.endpoint, (t) => this.#in.complete(t));
+    this.#out.direct = this.#direct;
+  }
+
+  /** Stops the direct path's waits (the daemon stops; the endpoint closes on its own). */
+  close(): void {
+    this.#direct.close();
   }
 
   /** Wires the reception step that shows a completed file (the receiver is built later). */
@@ -109,7 +121,7 @@ export class TransferManager {
       total: t.size,
       parts: t.parts,
       partsDone,
-      path: "relay",
+      path: this.#kit.onDirect.has(`${t.direction}:${t.id}`) ? "direct" : "relay",
       pending: t.state === "active" ? t.pending : [],
     };
   }
@@ -131,6 +143,10 @@ export class TransferManager {
     }
     const control = mail.headers.get(Header.EDGE_TRANSFER_CONTROL);
     if (control !== undefined) return await this.#onControl(signer, control);
+    const direct = mail.headers.get(Header.EDGE_TRANSFER_DIRECT);
+    if (direct !== undefined) {
+      return await this.#direct.receive(signer, direct, await directBody(mail));
+    }
     const announce = mail.headers.get(Header.EDGE_TRANSFER);
     if (announce !== undefined) {
       return await this.#in.onAnnounce(
@@ -187,4 +203,12 @@ export class TransferManager {
     }
     await this.pump();
   }
+}
+
+/** The JSON body of a direct-path mail (small; read from the temp file if the reader put it there). */
+async function directBody(mail: ReadMail): Promise<Uint8Array> {
+  const { spooled, body } = mail.content;
+  if (spooled === undefined) return body;
+  if (spooled.bytes > MAX_DIRECT_BODY_BYTES) return new Uint8Array();
+  return await Deno.readFile(spooled.path);
 }

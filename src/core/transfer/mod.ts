@@ -1,4 +1,4 @@
-/** Files above the relay's one-mail limit, as relay parts (entry of core/transfer/). */
+/** Files above the relay's one-mail limit: relay parts and the direct path (entry of core/transfer/). */
 export * from "./direct_path.ts";
 export * from "./headers.ts";
 export * from "./manager.ts";

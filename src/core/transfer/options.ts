@@ -8,7 +8,7 @@ import type { BlobFile } from "../blobs.ts";
 import type { CoreContext } from "../context.ts";
 import type { KeyedRecipient } from "../send/mail_composer.ts";
 import type { RenderedMail } from "../send/rendered_mail.ts";
-import type { DirectPath } from "./direct_path.ts";
+import type { DirectEndpoint, DirectPath } from "./direct_path.ts";
 import { ConfigKey, type Store } from "../../store/mod.ts";
 
 /** Timings and bounds (docs/transfer.md#timeouts). */
@@ -25,6 +25,10 @@ export interface TransferOptions {
   readonly maxFileBytes: number;
   /** Free space a receiver keeps besides the file. */
   readonly diskReserveBytes: number;
+  /** How long a sender waits for the answer to a direct-path offer before it takes the relay. */
+  readonly directAnswerMs: number;
+  /** Files below this always take the relay, never the direct path (about 1 MB, docs/transfer.md#direct-path). */
+  readonly directMinBytes: number;
 }
 
 export const DEFAULT_TRANSFER_OPTIONS: TransferOptions = {
@@ -34,6 +38,8 @@ export const DEFAULT_TRANSFER_OPTIONS: TransferOptions = {
   outExpiryMs: 7 * 24 * 3_600_000,
   maxFileBytes: 64 * 1024 ** 3,
   diskReserveBytes: 256 * 1024 * 1024,
+  directAnswerMs: 60_000,
+  directMinBytes: 1024 * 1024,
 };
 
 /** What the manager needs from the account's mail composer. */
@@ -72,5 +78,11 @@ export interface TransferDeps {
   readonly selfAddr: string;
   readonly sealer: TransferSealer;
   readonly options?: Partial<TransferOptions> | undefined;
+  /** A direct strategy to use instead of the QUIC one (tests). */
   readonly direct?: DirectPath | undefined;
+  /**
+   * The process's QUIC endpoint (docs/p2p.md); none: this gateway's direct path is off, it
+   * offers nothing and declines offers at once.
+   */
+  readonly endpoint?: DirectEndpoint | undefined;
 }

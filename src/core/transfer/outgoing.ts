@@ -9,7 +9,7 @@ import type { ContactRecord, ResendRequest, TransferRecord } from "../../store/m
 import { blobPath } from "../blobs.ts";
 import { MessageStates } from "../chats/message_states.ts";
 import type { OutgoingDraft, RenderedMail } from "../send/rendered_mail.ts";
-import { NO_DIRECT_PATH } from "./direct_path.ts";
+import { type DirectPath, NO_DIRECT_PATH } from "./direct_path.ts";
 import { formatAnnounce, formatPart, newTransferId, type TransferControl } from "./headers.ts";
 import { partLength, partPrefix, type TransferKit } from "./kit.ts";
 import { sha256File, sha256Slice, sliceChunks } from "./partial_blob.ts";
@@ -52,6 +52,9 @@ export class OutgoingTransfers {
   readonly #offered = new Set<string>();
   /** Those it took: no relay parts for them while this process runs. */
   readonly #direct = new Set<string>();
+
+  /** The QUIC strategy, set by the manager once built (a strategy in the deps wins). */
+  direct: DirectPath | undefined;
 
   constructor(private readonly kit: TransferKit) {
     this.#states = new MessageStates(kit.ctx);
@@ -138,8 +141,33 @@ export class OutgoingTransfers {
     return this.#pumping;
   }
 
+  /** The direct strategy (none: relay parts only). */
+  get #strategy(): DirectPath {
+    return this.kit.deps.direct ?? this.direct ?? NO_DIRECT_PATH;
+  }
+
+  /** The direct strategy gave transfer `id` back: relay parts from now on. */
+  #fallback(id: string, byRequest: boolean): void {
+    if (!this.#direct.delete(id)) return;
+    const { ctx } = this.kit;
+    const t = ctx.store.transfers.get("out", id);
+    // The receiver holds part of the file: every part counts as offered, it asks for the rest.
+    if (byRequest && t?.state === "active" && t.nextPart === 0) {
+      ctx.store.transfers.setQueued(id, t.parts, t.resend, ctx.now());
+    }
+    void this.pump();
+  }
+
+  /** Takes transfer `id` off the direct path (cancelled, ended, or parts asked for). */
+  #undirect(id: string): boolean {
+    if (!this.#direct.delete(id)) return false;
+    this.#strategy.drop?.(id);
+    this.kit.onDirect.delete(`out:${id}`);
+    return true;
+  }
+
   async #pumpAll(): Promise<void> {
-    const { ctx, o, deps } = this.kit;
+    const { ctx, o } = this.kit;
     for (const t of ctx.store.transfers.active("out")) {
       if (ctx.now() - t.createdAt > o.outExpiryMs) {
         this.finish(t, "failed", "expired");
@@ -152,7 +180,7 @@ export class OutgoingTransfers {
       }
       if (t.nextPart === 0 && t.resend.length === 0 && !this.#offered.has(t.id)) {
         this.#offered.add(t.id);
-        const direct = await (deps.direct ?? NO_DIRECT_PATH).offer({
+        const direct = await this.#strategy.offer({
           transferId: t.id,
           msgId: t.msgId,
           chatId: t.chatId,
@@ -160,7 +188,7 @@ export class OutgoingTransfers {
           size: t.size,
           sha256: t.sha256,
           recipients: t.pending,
-        }).catch(() => false);
+        }, { fallback: (byRequest) => this.#fallback(t.id, byRequest) }).catch(() => false);
         if (direct) this.#direct.add(t.id);
       }
       if (this.#direct.has(t.id)) continue; // the strategy reports and confirms on its own
@@ -286,6 +314,7 @@ export class OutgoingTransfers {
     // Parts rendered into the spool go with their rows.
     for (const name of spools) void ctx.spool.remove(name).catch(() => {});
     this.kit.throttle.forget(`out:${t.id}`);
+    this.#undirect(t.id);
     log.info("outgoing transfer ended", { transferId: t.id, state, reason });
   }
 
@@ -302,10 +331,20 @@ export class OutgoingTransfers {
   }
 
   /** A pending recipient `addr` asked for parts, confirmed, or refused transfer `t`. */
-  onControl(t: TransferRecord, addr: string, c: TransferControl): void {
+  onControl(start: TransferRecord, addr: string, c: TransferControl): void {
+    let t = start;
     const { ctx } = this.kit;
     switch (c.action) {
       case TransferAction.REQUEST: {
+        // A request while the direct path carries the transfer: the receiver gave that path up
+        // and holds the rest; every part counts as offered, those it asks for go out.
+        if (this.#undirect(t.id)) {
+          ctx.store.transfers.setQueued(t.id, t.parts, t.resend, ctx.now());
+          t = ctx.store.transfers.get("out", t.id)!;
+          log.info("the receiver left the direct path; relay parts take the rest", {
+            transferId: t.id,
+          });
+        }
         // Parts not sent yet go out on the first pass anyway.
         const parts = c.parts.filter((i) => i < Math.min(t.parts, t.nextPart));
         if (parts.length === 0) return;
