@@ -14,6 +14,7 @@
 #   BENCH_ONLY=p2p deno task bench     only the direct path over QUIC (bench/scenarios/p2p.ts)
 #   BENCH_ONLY=send-rss deno task bench     only the sender's memory for large files (bench/scenarios/send_rss.ts)
 #   BENCH_ONLY=large-mail deno task bench   only received-mail memory (bench/scenarios/large_mail.ts)
+#   BENCH_ONLY=relay-parts deno task bench  only files as relay parts (bench/scenarios/relay_parts.ts)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -41,7 +42,8 @@ fi
 if [ "${BENCH_ONLY:-}" != e2e ] && [ "${BENCH_ONLY:-}" != hostile-mail ] &&
   [ "${BENCH_ONLY:-}" != groups ] && [ "${BENCH_ONLY:-}" != hostile ] &&
   [ "${BENCH_ONLY:-}" != prv-stream ] && [ "${BENCH_ONLY:-}" != p2p ] &&
-  [ "${BENCH_ONLY:-}" != send-rss ] && [ "${BENCH_ONLY:-}" != large-mail ]; then
+  [ "${BENCH_ONLY:-}" != send-rss ] && [ "${BENCH_ONLY:-}" != large-mail ] &&
+  [ "${BENCH_ONLY:-}" != relay-parts ]; then
   command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
   command -v node >/dev/null || { echo "bench.sh: node is needed for the SSE client" >&2; exit 1; }
 fi

@@ -68,7 +68,11 @@ export function outboxQueue(core: AccountCore): OutboxQueue {
       ),
     nextDueAt: () => outbox.nextDueAt(),
     pullBack: (now, maxAhead) => outbox.pullBack(now, maxAhead),
-    sent: (id) => void states.outboxSent(id),
+    sent: (id) => {
+      // A mail of no message (a relay part, a control mail): a transfer's window may have room
+      // now, so its next part is sealed and queued at once rather than at the next sweep.
+      if (states.outboxSent(id) === 0) void core.transfers.pump();
+    },
     retry: (id, error, nextTryAt, counted) => outbox.recordFailure(id, error, nextTryAt, counted),
     gaveUp: (id, error) => void states.outboxGaveUp(id, error),
   };

@@ -8,8 +8,9 @@
  * send against Delta Chat (bench/scenarios/groups.ts; alone: BENCH_ONLY=groups), and `/stream` through the
  * daemon (bench/scenarios/prv_stream.ts; alone: BENCH_ONLY=prv-stream), the sender's memory for
  * large files (bench/scenarios/send_rss.ts; alone: BENCH_ONLY=send-rss), received-mail memory
- * (bench/scenarios/large_mail.ts; alone: BENCH_ONLY=large-mail), and the direct path over QUIC
- * between two namespaces (bench/scenarios/p2p.ts; alone: BENCH_ONLY=p2p).
+ * (bench/scenarios/large_mail.ts; alone: BENCH_ONLY=large-mail), the direct path over QUIC
+ * between two namespaces (bench/scenarios/p2p.ts; alone: BENCH_ONLY=p2p), and files above the
+ * relay's limit as relay parts (bench/scenarios/relay_parts.ts; alone: BENCH_ONLY=relay-parts).
  */
 import { spawnDaemon } from "../../tests/_helpers/daemon.ts";
 import { freePort, waitForPort } from "../../tests/_helpers/ports.ts";
@@ -309,6 +310,9 @@ if (import.meta.main) {
   } else if (only === "large-mail") {
     const { runLargeMailSection } = await import("../scenarios/large_mail.ts");
     await runLargeMailSection("BENCH_ONLY=large-mail npx --yes deno@2.9.5 task bench");
+  } else if (only === "relay-parts") {
+    const { runRelayPartsSection } = await import("../scenarios/relay_parts.ts");
+    await runRelayPartsSection("BENCH_ONLY=relay-parts npx --yes deno@2.9.5 task bench");
   } else {
     await benchServer(only === "http");
     // End-to-end messaging (bench/scenarios/e2e.ts), hostile load (bench/scenarios/hostile.ts and
@@ -324,6 +328,7 @@ if (import.meta.main) {
       await (await import("../scenarios/p2p.ts")).runP2pSection("npx --yes deno@2.9.5 task bench");
       await (await import("../scenarios/send_rss.ts")).runSendRssSection();
       await (await import("../scenarios/large_mail.ts")).runLargeMailSection();
+      await (await import("../scenarios/relay_parts.ts")).runRelayPartsSection();
     }
   }
 }
