@@ -369,4 +369,10 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX transfers_msg ON transfers (msg_id);
   `,
+  // 18: the path that carries a transfer, or last carried it ('direct': the QUIC path; 'relay':
+  // relay parts), kept with the row so events and get_transfer say it after a restart too.
+  `
+  ALTER TABLE transfers ADD COLUMN path TEXT NOT NULL DEFAULT 'relay'
+    CHECK (path IN ('relay', 'direct'));
+  `,
 ];

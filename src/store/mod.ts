@@ -41,6 +41,7 @@ export type {
   NewTransfer,
   ResendRequest,
   TransferDirection,
+  TransferPath,
   TransferRecord,
   TransferState,
 } from "./transfers_store.ts";

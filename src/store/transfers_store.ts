@@ -8,6 +8,9 @@ import type { Db } from "./db.ts";
 /** Which side of a transfer a row is. */
 export type TransferDirection = "out" | "in";
 
+/** What carries (or last carried) a transfer's bytes: relay parts or the direct QUIC path. */
+export type TransferPath = "relay" | "direct";
+
 /** Where a transfer stands. */
 export type TransferState = "active" | "done" | "failed" | "cancelled";
 
@@ -47,6 +50,8 @@ export interface TransferRecord {
   readonly announce: Uint8Array;
   /** In: how often missing parts were asked for. */
   readonly requests: number;
+  /** The path that carries the transfer now, or last carried it. */
+  readonly path: TransferPath;
   /** Unix ms. */
   readonly createdAt: number;
   /** Unix ms of the last progress (a part written or queued, a request sent). */
@@ -96,6 +101,7 @@ interface TransferRow {
   have: Uint8Array;
   announce: Uint8Array;
   requests: number;
+  path: string;
   created_at: number;
   updated_at: number;
 }
@@ -127,6 +133,7 @@ function toRecord(r: TransferRow): TransferRecord {
     have: new Uint8Array(r.have),
     announce: new Uint8Array(r.announce),
     requests: r.requests,
+    path: r.path as TransferPath,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -236,6 +243,18 @@ export class TransfersStore {
       "in",
       id,
       peer,
+    );
+  }
+
+  /** The path that carries transfer `id` from now on (kept after it ends). */
+  setPath(direction: TransferDirection, id: string, peer: string, path: TransferPath): void {
+    this.db.run(
+      `UPDATE transfers SET path = ? WHERE ${KEY} AND path <> ?`,
+      path,
+      direction,
+      id,
+      peer,
+      path,
     );
   }
 

@@ -2,8 +2,8 @@
  * The direct path between two real gateways (issue 17 §3, docs/transfer.md#direct-path): the file
  * above the one-mail limit travels over QUIC on the test run's loopback, or falls back to relay
  * parts when UDP is dropped, when one side has `--p2p-listen off`, or after the receiver is
- * killed. The relay takes 256 KiB per mail and the file is 2 MiB (above the 1 MiB below which
- * files always take the relay).
+ * killed; a `.prv` travels as its ciphertext. The relay takes 256 KiB per mail and the file is
+ * 2 MiB (above the 1 MiB below which files always take the relay).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -13,7 +13,8 @@ import { joinBySecureJoin } from "../_helpers/gateway_pair.ts";
 import { GatewayPeer } from "../_helpers/gateway_peer.ts";
 import { NO_RELAY, startRelay } from "../_helpers/relay.ts";
 import { sh } from "../_helpers/netns.ts";
-import { type TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
+import { testLicense } from "../_helpers/licensed.ts";
+import { TwoGateways, twoGatewaysTest } from "../_helpers/two_gateways.ts";
 
 const LIMIT = 256 * 1024;
 const SIZE = 2 * 1024 * 1024;
@@ -177,6 +178,63 @@ twoGatewaysTest({
     assert.equal(a.daemon.output().match(/direct path listening on UDP/g)?.length, 1);
     assert.equal(await a.daemon.stop(), 0);
     assert.doesNotMatch(a.daemon.output(), /shutdown: stopping the direct path endpoint failed/);
+  },
+});
+
+Deno.test({
+  name: "a .prv travels over the direct path as its ciphertext: identical, once, then active",
+  ignore: NO_RELAY,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await using license = await testLicense();
+    const env = { ...license.env, ...DIRECT_ON };
+    await using gws = await TwoGateways.start({ name: "A", env }, { name: "B", env }, {
+      messageSizeLimit: LIMIT,
+    });
+    const { a, b } = gws;
+    const pair = await joinBySecureJoin(a, b);
+    await setConfig(a, { max_message_bytes: String(LIMIT) });
+    await setConfig(b, { max_message_bytes: String(LIMIT) });
+    const file = await fileIn(a, "plan.bin");
+    const r = await a.call<Record<string, unknown>>(
+      "secure_send_file",
+      1,
+      pair.inviterChat,
+      pair.joinerOnInviter,
+      file.path,
+      false,
+      false,
+      0,
+    );
+    const prv = await Deno.readFile(r.encrypted_path as string);
+    assert.ok(prv.byteLength > SIZE, "the .prv is above the direct path's 1 MiB");
+    const fromA = a.events.length, fromB = b.events.length;
+    const sent = await a.call<number>("send_msg", 1, pair.inviterChat, {
+      file: r.encrypted_path,
+      viewtype: "File",
+      text: "the plan",
+    });
+    // While the file travels (the offer and answer alone take a mail round trip each way), the
+    // owner does not call B `active`.
+    const owner = () =>
+      a.call<{ recipients: { state: string }[] }>("secure_get_file_status", 1, sent);
+    assert.deepEqual((await owner()).recipients.map((s) => s.state), ["in_transfer"]);
+    const inc = await b.waitForEvent((e) => e.event.type === "IncomingMsg", WAIT_MS, fromB);
+    const id = inc.event.msg_id as number;
+    const m = (await b.call<Record<string, Msg & { text: string }>>("get_messages", 1, [id]))[id];
+    assert.equal(m.text, "the plan");
+    assert.match(m.file!, /\.prv$/);
+    assert.equal(sha256(await Deno.readFile(m.file!)), sha256(prv));
+    await a.poll(owner, (st) => st.recipients[0]?.state === "active", 60_000);
+    for (const [peer, from] of [[a, fromA], [b, fromB]] as const) {
+      assert.deepEqual(ofType(peer, "TransferDone", from).map((e) => e.path), ["direct"]);
+    }
+    assert.equal((await a.call<Record<string, unknown>>("get_transfer", 1, sent)).path, "direct");
+    const status = await b.call<Record<string, unknown>>("secure_get_file_status", 1, id);
+    assert.deepEqual([status.state, status.role], ["active", "recipient"]);
+    await new Promise((r) => setTimeout(r, 2_000));
+    assert.equal(ofType(b, "IncomingMsg", fromB).length, 1);
   },
 });
 

@@ -137,7 +137,7 @@ Deno.test("migration 17 keeps contacts (capability off) and adds the transfers t
   await withTempDir((dir) => {
     const path = `${dir}/gateway.db`;
     const db = new DatabaseSync(path);
-    assert.equal(MIGRATIONS.length, 17, "the transfers migration is the 17th");
+    assert.match(MIGRATIONS[16], /CREATE TABLE transfers/, "the transfers migration is the 17th");
     for (const m of MIGRATIONS.slice(0, 16)) db.exec(m);
     db.exec("PRAGMA user_version = 16");
     db.prepare("INSERT INTO contacts (addr, fingerprint) VALUES ('a@x', ?)").run("F".repeat(40));
@@ -149,6 +149,34 @@ Deno.test("migration 17 keeps contacts (capability off) and adds the transfers t
       store.contacts.setLargeFiles("F".repeat(40), true);
       assert.equal(store.contacts.hasLargeFiles(10), true);
       assert.deepEqual(store.transfers.active("out"), []);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+Deno.test("migration 18 keeps transfer rows (path relay) and records the path that carries one", async () => {
+  await withTempDir((dir) => {
+    const path = `${dir}/gateway.db`;
+    const db = new DatabaseSync(path);
+    assert.match(MIGRATIONS[17], /ADD COLUMN path/, "the transfer path migration is the 18th");
+    for (const m of MIGRATIONS.slice(0, 17)) db.exec(m);
+    db.exec("PRAGMA user_version = 17");
+    db.prepare(
+      "INSERT INTO transfers (id, direction, state, size, sha256, part_size, parts, created_at, " +
+        "updated_at) VALUES (?, 'out', 'active', 10, ?, 5, 2, 1, 1)",
+    ).run("0".repeat(32), "a".repeat(64));
+    db.close();
+    const store = Store.open(path);
+    try {
+      const t = store.transfers.get("out", "0".repeat(32))!;
+      assert.deepEqual([t.state, t.size, t.path], ["active", 10, "relay"]);
+      store.transfers.setPath("out", t.id, "", "direct");
+      assert.equal(store.transfers.get("out", t.id)?.path, "direct");
+      assert.throws(
+        () => store.db.run("UPDATE transfers SET path = 'carrier pigeon'"),
+        /CHECK/,
+      );
     } finally {
       store.close();
     }

@@ -225,6 +225,7 @@ export class QuicDirectPath implements DirectPath {
     }
     this.#in.set(key, { gen, run });
     this.kit.onDirect.add(`in:${t.id}`);
+    this.kit.setPath(t, "direct");
     await this.#mail(contact.addr, { id: h.id, action: "answer" }, run.answer);
     log.info("direct offer accepted", { transferId: t.id, resumeFrom: await sink.resumeOffset() });
     void this.#receiveRun(t, key, gen, run, sink);
@@ -264,6 +265,7 @@ export class QuicDirectPath implements DirectPath {
     }
     kit.onDirect.delete(`in:${t.id}`);
     if (cur?.state !== "active") return;
+    kit.setPath(cur, "relay"); // relay parts take the rest (or all of it)
     log.info("direct path failed; relay parts take the rest", {
       transferId: t.id,
       reason: outcome.reason,

@@ -154,6 +154,7 @@ export class IncomingTransfers {
     const done = countBits(have, t.parts);
     ctx.tx.run((emit) => {
       ctx.store.transfers.setHave(t.id, signer, have, ctx.now());
+      ctx.store.transfers.setPath("in", t.id, signer, "relay");
       const bytes = Math.min(t.size, done * t.partSize);
       if (this.kit.throttle.due(`in:${t.id}`, bytes, t.size)) {
         emit({ kind: "TransferProgress", ...this.kit.fields(t, bytes) });

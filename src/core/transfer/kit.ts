@@ -4,7 +4,7 @@
  * the arithmetic of parts and bitmaps.
  */
 import { Header } from "../../protocol.ts";
-import type { TransferRecord } from "../../store/mod.ts";
+import type { TransferPath, TransferRecord } from "../../store/mod.ts";
 import type { CoreContext } from "../context.ts";
 import type { KeyedRecipient } from "../send/mail_composer.ts";
 import { formatControl, type TransferControl } from "./headers.ts";
@@ -39,7 +39,10 @@ export class TransferKit {
   readonly ctx: CoreContext;
   readonly o: TransferOptions;
   readonly throttle: ProgressThrottle;
-  /** Transfers the direct path carries now, as `out:<id>` / `in:<id>` (their events say so). */
+  /**
+   * Transfers the direct path carries now, as `out:<id>` / `in:<id>` (runs of this process; what
+   * events report is the row's `path`, which outlives a restart).
+   */
   readonly onDirect = new Set<string>();
 
   constructor(readonly deps: TransferDeps) {
@@ -63,8 +66,18 @@ export class TransferKit {
       direction: t.direction,
       bytes,
       total: t.size,
-      path: this.onDirect.has(`${t.direction}:${t.id}`) ? "direct" as const : "relay" as const,
+      path: this.pathOf(t),
     };
+  }
+
+  /** The path that carries transfer `t`, or last carried it, as its row says now. */
+  pathOf(t: TransferRecord): TransferPath {
+    return this.ctx.store.transfers.get(t.direction, t.id, t.peerFingerprint)?.path ?? t.path;
+  }
+
+  /** Records that `path` carries transfer `t` from now on. */
+  setPath(t: Pick<TransferRecord, "direction" | "id" | "peerFingerprint">, path: TransferPath) {
+    this.ctx.store.transfers.setPath(t.direction, t.id, t.peerFingerprint, path);
   }
 
   /** Queues a hidden control mail to `to` (request, done, refused). */

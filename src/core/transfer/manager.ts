@@ -121,7 +121,7 @@ export class TransferManager {
       total: t.size,
       parts: t.parts,
       partsDone,
-      path: this.#kit.onDirect.has(`${t.direction}:${t.id}`) ? "direct" : "relay",
+      path: t.path,
       pending: t.state === "active" ? t.pending : [],
     };
   }

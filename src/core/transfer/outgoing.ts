@@ -150,6 +150,7 @@ export class OutgoingTransfers {
   #fallback(id: string, byRequest: boolean): void {
     if (!this.#direct.delete(id)) return;
     const { ctx } = this.kit;
+    ctx.store.transfers.setPath("out", id, "", "relay");
     const t = ctx.store.transfers.get("out", id);
     // The receiver holds part of the file: every part counts as offered, it asks for the rest.
     if (byRequest && t?.state === "active" && t.nextPart === 0) {
@@ -189,7 +190,10 @@ export class OutgoingTransfers {
           sha256: t.sha256,
           recipients: t.pending,
         }, { fallback: (byRequest) => this.#fallback(t.id, byRequest) }).catch(() => false);
-        if (direct) this.#direct.add(t.id);
+        if (direct) {
+          this.#direct.add(t.id);
+          this.kit.setPath(t, "direct");
+        }
       }
       if (this.#direct.has(t.id)) continue; // the strategy reports and confirms on its own
       await this.#pumpOne(t);
@@ -223,6 +227,7 @@ export class OutgoingTransfers {
         if (mail !== undefined) {
           ctx.store.outbox.enqueue({ msgId: 0, ...mail });
           ctx.tx.mailQueued();
+          ctx.store.transfers.setPath("out", t.id, "", "relay");
         }
         const resend = asked === undefined
           ? cur.resend
@@ -340,6 +345,7 @@ export class OutgoingTransfers {
         // and holds the rest; every part counts as offered, those it asks for go out.
         if (this.#undirect(t.id)) {
           ctx.store.transfers.setQueued(t.id, t.parts, t.resend, ctx.now());
+          ctx.store.transfers.setPath("out", t.id, "", "relay");
           t = ctx.store.transfers.get("out", t.id)!;
           log.info("the receiver left the direct path; relay parts take the rest", {
             transferId: t.id,

@@ -1,13 +1,19 @@
 /**
  * The QUIC strategy between two real in-memory accounts with real endpoints on loopback (mails
  * handed over by the test): the file over the direct path with no part, a receiver whose path is
- * off declining at once, and a connection that never comes up giving the transfer to relay parts.
+ * off declining at once, a connection that never comes up giving the transfer to relay parts, and
+ * a forged offer declined.
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { TransferOptions } from "../../../src/core/transfer/mod.ts";
+import type { DirectEndpoint, TransferOptions } from "../../../src/core/transfer/mod.ts";
+import type { ReceiveOutcome } from "../../../src/core/receive/pipeline.ts";
 import { ConfigKey } from "../../../src/store/mod.ts";
-import { P2pEndpoint, type P2pEndpointOptions } from "../../../src/transport/p2p/mod.ts";
+import {
+  P2pEndpoint,
+  type P2pEndpointOptions,
+  type P2pOffer,
+} from "../../../src/transport/p2p/mod.ts";
 import { ACTIVE_LICENSE, deliver, introduce, type TestAccount, testAccount } from "../_accounts.ts";
 import { attach } from "../_messaging.ts";
 import { makeTempDir } from "../../_helpers/temp.ts";
@@ -30,6 +36,8 @@ async function setup(
   dir: string,
   ep: { a?: P2pEndpointOptions; b?: P2pEndpointOptions | null } = {},
   options: Partial<TransferOptions> = OPTIONS,
+  /** Wraps A's endpoint (what A's strategy offers through). */
+  wrapA: (e: P2pEndpoint) => DirectEndpoint = (e) => e,
 ): Promise<Setup> {
   const endpoints: P2pEndpoint[] = [];
   const open = async (o: P2pEndpointOptions | null | undefined) => {
@@ -46,7 +54,7 @@ async function setup(
     undefined,
     ACTIVE_LICENSE,
     options,
-    await open(ep.a),
+    await open(ep.a).then((e) => e && wrapA(e)),
   );
   const b = await testAccount(
     "b@x.test",
@@ -170,6 +178,65 @@ Deno.test({
     }
   },
 });
+
+/** A's endpoint with every offer it makes rewritten by `forge` before it is mailed. */
+function forging(forge: (o: P2pOffer) => P2pOffer): (e: P2pEndpoint) => DirectEndpoint {
+  return (e) => ({
+    offer: async (req) => {
+      const out = await e.offer(req);
+      return {
+        offer: forge(out.offer),
+        run: (answer, opts) => out.run(answer, opts),
+        cancel: () => out.cancel(),
+      };
+    },
+    accept: (offer, sink) => e.accept(offer, sink),
+  });
+}
+
+for (
+  const [what, forge] of [
+    ["size", (o: P2pOffer) => ({ ...o, size: o.size + 1 })],
+    ["SHA-256", (o: P2pOffer) => ({ ...o, sha256: "0".repeat(64) })],
+  ] as const
+) {
+  Deno.test({
+    name: `an offer whose ${what} differs from the announcement is declined; relay parts finish`,
+    sanitizeResources: false,
+    sanitizeOps: false,
+    async fn() {
+      await using tmp = await makeTempDir("direct");
+      const s = await setup(tmp.path, { a: {}, b: {} }, OPTIONS, forging(forge));
+      // What B's reception made of each mail from A.
+      const outcomes: ReceiveOutcome[] = [];
+      const receive = s.b.receiver.receive.bind(s.b.receiver);
+      s.b.receiver.receive = async (raw) => {
+        const o = await receive(raw);
+        outcomes.push(o);
+        return o;
+      };
+      try {
+        const msgId = await send(s);
+        await exchangeUntil(s, () => kinds(s.a, "TransferDone").length > 0);
+        const direct = outcomes.filter((o) => o.kind === "transfer" && /direct/.test(o.what));
+        assert.deepEqual(direct, [{
+          kind: "transfer",
+          what: "direct offer declined: forged_offer",
+        }]);
+        assert.equal(sha(await received(s)), sha(s.bytes));
+        const out = s.a.store.transfers.byMessage(msgId)!;
+        assert.deepEqual([out.state, out.path], ["done", "relay"]);
+        assert.equal(out.nextPart, out.parts, "every part went out");
+        for (const acc of [s.a, s.b]) {
+          assert.deepEqual(kinds(acc, "TransferDone").map((e) => e.path), ["relay"]);
+          assert.equal(kinds(acc, "TransferFailed").length, 0);
+        }
+      } finally {
+        close(s);
+      }
+    },
+  });
+}
 
 Deno.test({
   name: "a file below 1 MiB is never offered: relay parts at once",
