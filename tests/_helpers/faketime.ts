@@ -153,7 +153,7 @@ export interface CertFiles {
 /**
  * A relay certificate that looks like a real one (Let's Encrypt's 90 days): valid from
  * `notBeforeDays` ago (default 30) to `notAfterDays` from now (default 60), made by openssl under
- * `faketime`; the same leaf shape as scripts/relay/conf.sh's (CA:FALSE, serverAuth, the relay's
+ * libfaketime; the same leaf shape as scripts/relay/conf.sh's (CA:FALSE, serverAuth, the relay's
  * names), to pass to the relay as `--tls-cert`/`--tls-key`. A clock outside that window cannot
  * talk TLS to the relay: "not yet valid" or "expired", as in the field.
  */
@@ -165,11 +165,12 @@ export async function makeRealisticCert(
 ): Promise<CertFiles> {
   const cert = `${dir}/cert.pem`;
   const key = `${dir}/key.pem`;
-  const out = await new Deno.Command("faketime", {
+  // libfaketime preloaded straight, not through the `faketime` command: that wrapper names a
+  // POSIX shared-memory segment after its PID and refuses to start when a killed run left one
+  // behind under a PID the kernel has since reused ("shm_open: File exists").
+  const out = await new Deno.Command("openssl", {
+    env: { LD_PRELOAD: LIBFAKETIME, FAKETIME: `-${notBeforeDays}d` },
     args: [
-      "-f",
-      `-${notBeforeDays}d`,
-      "openssl",
       "req",
       "-x509",
       "-newkey",
@@ -198,7 +199,7 @@ export async function makeRealisticCert(
     stderr: "piped",
   }).output();
   if (!out.success) {
-    throw new Error(`faketime openssl failed: ${new TextDecoder().decode(out.stderr)}`);
+    throw new Error(`openssl under libfaketime failed: ${new TextDecoder().decode(out.stderr)}`);
   }
   return { cert, key };
 }
